@@ -1,0 +1,75 @@
+import type { FastifyInstance } from 'fastify'
+import { Redis } from 'ioredis'
+import { readFileSync } from 'node:fs'
+import type { Config } from './config.ts'
+import { type Clock, systemClock } from './core/clock.ts'
+import type { ServiceName } from './core/config/core-config.ts'
+import { createDb, type Database } from './core/db/create-db.ts'
+import { migrateToLatest } from './core/db/migrator.ts'
+import { buildServer } from './core/http/build-server.ts'
+import { healthRoutes } from './core/http/health.ts'
+import { createIdGenerator, type IdGenerator } from './core/ids.ts'
+import type { ServiceBase } from './core/service.ts'
+import { services } from './services/index.ts'
+
+const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string; description: string }
+
+type ExtraDeps<N extends ServiceName> = Parameters<(typeof services)[N]['plugin']>[0] extends infer D ? Omit<D, keyof ServiceBase | 'config'> : never
+
+export interface AppDeps {
+  /** An open database; when given, the app does not close it. Otherwise DATABASE_URL is opened. */
+  database?: Database
+  clock?: Clock
+  ids?: IdGenerator
+  /** Replacement providers per service (fakes in tests). */
+  services?: { [N in ServiceName]?: ExtraDeps<N> }
+  /** Skip running migrations at start (they already ran). */
+  skipMigrations?: boolean
+  prettyLogs?: boolean
+}
+
+/** Runs the migrations of the given services, each with its own history table. */
+export async function migrateServices(database: Database, names: readonly ServiceName[]): Promise<void> {
+  for (const name of names) await migrateToLatest(database.db, name, services[name].migrations)
+}
+
+/**
+ * Builds the HTTP application: the core (health, docs, errors, body parsing) and the
+ * services named in `config.core.services`, on one database. Tests and `triad serve` both
+ * use it; it does not listen.
+ */
+export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
+  const ownsDatabase = deps.database === undefined
+  const database = deps.database ?? (await createDb(config.core.databaseUrl))
+  try {
+    if (!deps.skipMigrations) await migrateServices(database, config.core.services)
+  } catch (error) {
+    if (ownsDatabase) await database.destroy()
+    throw error
+  }
+  const clock = deps.clock ?? systemClock
+  const redis = config.core.redisUrl ? new Redis(config.core.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : undefined
+  const base: ServiceBase = { core: config.core, database, clock, ids: deps.ids ?? createIdGenerator(clock), redis }
+
+  const app = await buildServer({
+    logLevel: config.core.logLevel,
+    prettyLogs: deps.prettyLogs,
+    trustProxy: config.core.trustProxy,
+    corsOrigins: config.core.corsOrigins,
+    version: packageJson.version,
+    description: packageJson.description,
+  })
+  app.addHook('onClose', async () => {
+    redis?.disconnect()
+    if (ownsDatabase) await database.destroy()
+  })
+  await app.register(healthRoutes, { database })
+  for (const name of config.core.services) {
+    const service = services[name]
+    const extra = deps.services?.[name] ?? {}
+    // biome-ignore lint/suspicious/noExplicitAny: each service's own config section and extras match its definition.
+    const plugin = (service.plugin as (deps: any) => Parameters<FastifyInstance['register']>[0])({ ...base, ...extra, config: config[name] })
+    await app.register(plugin)
+  }
+  return app
+}

@@ -1,0 +1,41 @@
+import { Type } from '@sinclair/typebox'
+import { parseDuration as parseDurationMs } from './duration.ts'
+import { defineSection, Env, splitList } from './load-config.ts'
+
+export const SERVICE_NAMES = ['authn', 'avatar', 'payments'] as const
+export type ServiceName = (typeof SERVICE_NAMES)[number]
+
+const DATABASE_URL_PATTERN = '^(sqlite:.+|postgres(ql)?://.+)$'
+
+export const coreSection = defineSection(
+  Type.Object({
+    PORT: Env.port(8080),
+    HOST: Env.string('a host name or IP address to listen on', { default: '127.0.0.1' }),
+    DATABASE_URL: Env.string('sqlite:<path>, sqlite::memory: or postgres://user@host:port/database', {
+      default: 'sqlite:./data/triad.sqlite',
+      pattern: DATABASE_URL_PATTERN,
+    }),
+    REDIS_URL: Env.optionalString('a redis:// URL', { pattern: '^rediss?://.+' }),
+    TRIAD_SERVICES: Env.string(`a comma-separated list of ${SERVICE_NAMES.join(', ')}`, {
+      default: SERVICE_NAMES.join(','),
+      pattern: `^\\s*(${SERVICE_NAMES.join('|')})\\s*(,\\s*(${SERVICE_NAMES.join('|')})\\s*)*$`,
+    }),
+    LOG_LEVEL: Env.enumOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    CORS_ORIGINS: Env.optionalString('a comma-separated list of origins (https://app.example.org) or *'),
+    TRUST_PROXY: Env.optionalString('true, or a comma-separated list of proxy addresses or CIDR ranges'),
+    SHUTDOWN_TIMEOUT: Env.duration('10s'),
+  }),
+  (env) => ({
+    port: env.PORT,
+    host: env.HOST,
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    services: [...new Set(splitList(env.TRIAD_SERVICES))] as ServiceName[],
+    logLevel: env.LOG_LEVEL,
+    corsOrigins: splitList(env.CORS_ORIGINS),
+    trustProxy: env.TRUST_PROXY === 'true' ? (true as const) : splitList(env.TRUST_PROXY),
+    shutdownTimeoutMs: parseDurationMs(env.SHUTDOWN_TIMEOUT),
+  }),
+)
+
+export type CoreConfig = ReturnType<typeof coreSection.build>

@@ -1,0 +1,55 @@
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import pg from 'pg'
+import { createSqliteDialect } from './node-sqlite-dialect.ts'
+
+export type DialectName = 'sqlite' | 'postgres'
+
+// Money and counts are int8 in PostgreSQL; pg returns them as strings unless told otherwise.
+// Every such value Triad stores fits in a double exactly (minor units well below 2^53).
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => {
+  const parsed = Number(value)
+  if (!Number.isSafeInteger(parsed)) throw new RangeError(`int8 value ${value} exceeds the safe integer range`)
+  return parsed
+})
+
+export interface Database {
+  // biome-ignore lint/suspicious/noExplicitAny: each service narrows this to its own tables.
+  db: Kysely<any>
+  dialect: DialectName
+  destroy(): Promise<void>
+}
+
+export interface CreateDbOptions {
+  /** PostgreSQL only: the schema to work in (created if missing); tests use one per app. */
+  schema?: string
+  /** PostgreSQL only: pool size per instance. */
+  poolSize?: number
+}
+
+export function dialectOf(url: string): DialectName {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return 'postgres'
+  if (url.startsWith('sqlite:')) return 'sqlite'
+  throw new Error(`DATABASE_URL must start with sqlite: or postgres:// (got ${JSON.stringify(url)})`)
+}
+
+export async function createDb(url: string, options: CreateDbOptions = {}): Promise<Database> {
+  const dialect = dialectOf(url)
+  if (dialect === 'sqlite') {
+    const path = url.slice('sqlite:'.length)
+    if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true })
+    const db = new Kysely({ dialect: createSqliteDialect(path) })
+    return { db, dialect, destroy: () => db.destroy() }
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  })
+  // An idle client that loses its connection must not crash the process.
+  pool.on('error', () => {})
+  const db = new Kysely({ dialect: new PostgresDialect({ pool }) })
+  if (options.schema) await sql`create schema if not exists ${sql.id(options.schema)}`.execute(db)
+  return { db, dialect, destroy: () => db.destroy() }
+}

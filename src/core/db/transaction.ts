@@ -1,0 +1,47 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Kysely, Transaction } from 'kysely'
+import type { Database } from './create-db.ts'
+import { isRetryableConflict } from './errors.ts'
+
+export interface TransactionOptions {
+  /**
+   * PostgreSQL isolation. `read committed` (the default) suits code that locks the rows it
+   * changes (`lockForUpdate`); `serializable` suits code that reads a set and writes on its
+   * basis. SQLite always serialises writers (BEGIN IMMEDIATE), so it ignores this.
+   */
+  isolation?: 'read committed' | 'serializable'
+  /** Attempts in all when PostgreSQL reports a serialisation failure or deadlock. */
+  maxAttempts?: number
+}
+
+/**
+ * Runs `work` inside one database transaction and commits it, or rolls it back on error.
+ * `work` may run more than once (after a serialisation failure), so it must have no effects
+ * outside the database: call providers before or after, never inside.
+ */
+export async function withTransaction<DB, T>(
+  database: Pick<Database, 'dialect'> & { db: Kysely<DB> },
+  work: (trx: Transaction<DB>) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  const maxAttempts = options.maxAttempts ?? 8
+  for (let attempt = 1; ; attempt++) {
+    try {
+      let builder = database.db.transaction()
+      if (database.dialect === 'postgres') builder = builder.setIsolationLevel(options.isolation ?? 'read committed')
+      return await builder.execute(work)
+    } catch (error) {
+      if (attempt >= maxAttempts || !isRetryableConflict(error)) throw error
+      // Jittered exponential back-off so that retrying transactions do not collide again.
+      await sleep(Math.random() * 5 * 2 ** attempt)
+    }
+  }
+}
+
+/**
+ * Takes a row lock on PostgreSQL (SELECT … FOR UPDATE) so that concurrent transactions
+ * changing the same row run one after the other. SQLite needs none: one writer at a time.
+ */
+export function lockForUpdate<Q extends { forUpdate(): Q }>(dialect: Database['dialect'], query: Q): Q {
+  return dialect === 'postgres' ? query.forUpdate() : query
+}

@@ -1,0 +1,27 @@
+import { AppError } from './app-error.ts'
+
+/** Codes every service shares, each with its one HTTP status. Services add their own. */
+export const CORE_ERROR_STATUS = {
+  validation_failed: 400,
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const
+
+export type CoreErrorCode = keyof typeof CORE_ERROR_STATUS
+
+export function coreError(
+  code: CoreErrorCode,
+  message: string,
+  extra: { details?: unknown; headers?: Record<string, string>; cause?: unknown } = {},
+): AppError {
+  return new AppError(code, message, { status: CORE_ERROR_STATUS[code], ...extra })
+}

@@ -1,0 +1,36 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { coreError } from './codes.ts'
+import { type NormalizedError, normalizeError } from './normalize.ts'
+
+/** Turns a normalized error into a service's own error body. */
+export type ErrorBodyFormatter = (error: NormalizedError, request: FastifyRequest) => unknown
+
+/**
+ * Installs the error and not-found handlers of one encapsulation context (the root, or one
+ * service's plugin). Every error goes through normalizeError, so all services agree on which
+ * status an error gets and on never leaking a 5xx's internals; only the body differs.
+ */
+export function installErrorHandling(app: FastifyInstance, formatBody: ErrorBodyFormatter, options: { notFound?: boolean } = {}): void {
+  const send = (error: NormalizedError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error.headers) reply.headers(error.headers)
+    return reply.status(error.status).type('application/json; charset=utf-8').send(formatBody(error, request))
+  }
+
+  app.setErrorHandler((error, request, reply) => {
+    const normalized = normalizeError(error)
+    if (normalized.internal) {
+      request.log.error({ err: error, route: request.routeOptions.url }, 'request failed')
+    } else {
+      request.log.info({ code: normalized.code, status: normalized.status }, normalized.message)
+    }
+    return send(normalized, request, reply)
+  })
+
+  // Fastify allows one not-found handler per route prefix; a service mounted at the root
+  // (payments) leaves it to the root's.
+  if (options.notFound === false) return
+  app.setNotFoundHandler((request, reply) => {
+    const error = normalizeError(coreError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`))
+    return send(error, request, reply)
+  })
+}

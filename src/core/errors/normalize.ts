@@ -1,0 +1,87 @@
+import { isAppError } from './app-error.ts'
+import { CORE_ERROR_STATUS, type CoreErrorCode } from './codes.ts'
+
+export interface ValidationProblem {
+  /** Where the bad value was: body, querystring, params or headers. */
+  location: string
+  /** The field's path in dotted form (`company.country`), empty for the whole location. */
+  field: string
+  message: string
+}
+
+/** Any error, reduced to what a service needs to write its own error body. */
+export interface NormalizedError {
+  status: number
+  code: string
+  /** Safe to send: internals of 5xx errors never reach it. */
+  message: string
+  details?: unknown
+  validation?: ValidationProblem[]
+  headers?: Record<string, string>
+  /** True when the error is ours to fix (5xx): log it with its stack. */
+  internal: boolean
+}
+
+interface FastifyLikeError {
+  statusCode?: number
+  code?: string
+  message?: string
+  validation?: Array<{ instancePath?: string; message?: string; params?: Record<string, unknown>; keyword?: string }>
+  validationContext?: string
+}
+
+const FASTIFY_CODES: Record<string, CoreErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'bad_request',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'bad_request',
+}
+
+function statusToCode(status: number): CoreErrorCode {
+  const found = Object.entries(CORE_ERROR_STATUS).find(([, value]) => value === status)
+  return (found?.[0] as CoreErrorCode | undefined) ?? (status >= 500 ? 'internal_error' : 'bad_request')
+}
+
+export function toValidationProblems(error: FastifyLikeError): ValidationProblem[] {
+  const location = error.validationContext ?? 'body'
+  return (error.validation ?? []).map((item) => {
+    const segments = (item.instancePath ?? '').split('/').filter(Boolean)
+    const missing = item.params?.missingProperty
+    if (typeof missing === 'string') segments.push(missing)
+    const additional = item.params?.additionalProperty
+    if (typeof additional === 'string') segments.push(additional)
+    const field = segments.join('.')
+    const message = item.keyword === 'additionalProperties' ? 'is not allowed' : (item.message ?? 'is invalid')
+    return { location, field, message }
+  })
+}
+
+export function describeValidation(problems: ValidationProblem[]): string {
+  return problems.map((problem) => (problem.field ? `${problem.field} ${problem.message}` : `${problem.location} ${problem.message}`)).join('; ')
+}
+
+export function normalizeError(error: unknown): NormalizedError {
+  if (isAppError(error)) {
+    const internal = error.status >= 500
+    return {
+      status: error.status,
+      code: error.code,
+      message: error.message,
+      details: error.details,
+      headers: error.headers,
+      internal,
+    }
+  }
+  const fastifyError = (typeof error === 'object' && error !== null ? error : {}) as FastifyLikeError
+  if (fastifyError.validation) {
+    const validation = toValidationProblems(fastifyError)
+    return { status: 400, code: 'validation_failed', message: describeValidation(validation), validation, internal: false }
+  }
+  const status = fastifyError.statusCode
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const code = (fastifyError.code && FASTIFY_CODES[fastifyError.code]) || statusToCode(status)
+    return { status, code, message: fastifyError.message ?? 'Bad request', internal: false }
+  }
+  return { status: 500, code: 'internal_error', message: 'Internal server error', internal: true }
+}

@@ -1,0 +1,63 @@
+import cors from '@fastify/cors'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyInstance, LogController } from 'fastify'
+import { randomUUID } from 'node:crypto'
+import { installErrorHandling } from '../errors/error-handler.ts'
+import { registerBodyParsers } from './form-body.ts'
+import { loggerOptions } from './logger.ts'
+import { registerOpenApi } from './openapi.ts'
+
+export interface ServerOptions {
+  logLevel: string
+  /** Pretty, human-readable logs (the default when stdout is a terminal). */
+  prettyLogs?: boolean
+  trustProxy: true | string[]
+  corsOrigins: string[]
+  version: string
+  description: string
+}
+
+const INCOMING_REQUEST_ID = /^[\w.:-]{1,128}$/
+
+/**
+ * The Fastify instance every service is mounted on: request ids (an incoming X-Request-Id is
+ * kept when it looks sane), one log line per request, JSON and form bodies, OpenAPI, CORS and
+ * the root error handler. Services add their own routes, error bodies and CORS rules.
+ */
+export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: loggerOptions(options.logLevel, options.prettyLogs ?? false),
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: 'x-request-id',
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id']
+      return typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming) ? incoming : randomUUID()
+    },
+    trustProxy: options.trustProxy === true ? true : options.trustProxy.length > 0 ? options.trustProxy : false,
+    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false } },
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  // One line per request, written when the response is done (Fastify's default writes two).
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ req: request, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed')
+  })
+
+  await registerBodyParsers(app)
+  await registerOpenApi(app, { version: options.version, description: options.description })
+  if (options.corsOrigins.length > 0) {
+    await app.register(cors, { origin: options.corsOrigins.includes('*') ? true : options.corsOrigins, credentials: true })
+  }
+  installErrorHandling(app, (error, request) => ({
+    error: {
+      code: error.code,
+      message: error.message,
+      requestId: request.id,
+      ...(error.validation ? { details: error.validation } : error.details === undefined ? {} : { details: error.details }),
+    },
+  }))
+  return app as unknown as FastifyInstance
+}

@@ -1,0 +1,32 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
+import type { Database } from '../db/create-db.ts'
+
+const HealthSchema = Type.Object({ status: Type.String() })
+const ReadySchema = Type.Object({ status: Type.String(), database: Type.String() })
+
+/** `/healthz`: the process answers. `/readyz`: it can also reach its database. */
+export async function healthRoutes(app: FastifyInstance, options: { database: Database }): Promise<void> {
+  app.get('/healthz', { schema: { tags: ['health'], summary: 'The process is up', response: { 200: HealthSchema } } }, async () => ({ status: 'ok' }))
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'The database is reachable',
+        response: { 200: ReadySchema, 503: ReadySchema },
+      },
+    },
+    async (request, reply) => {
+      try {
+        await sql`select 1`.execute(options.database.db)
+        return { status: 'ready', database: options.database.dialect }
+      } catch (error) {
+        request.log.warn({ err: error }, 'database unreachable')
+        return reply.status(503).send({ status: 'unavailable', database: options.database.dialect })
+      }
+    },
+  )
+}

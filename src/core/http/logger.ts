@@ -1,0 +1,33 @@
+import type { FastifyServerOptions } from 'fastify'
+
+// Query parameters whose values are credentials (short-lived tokens in download links, keys).
+const SECRET_QUERY_PARAMETER = /token|key|password|secret|code/i
+
+/** Removes secret query values from a URL before it is logged. */
+export function redactUrl(url: string): string {
+  const queryStart = url.indexOf('?')
+  if (queryStart === -1) return url
+  const params = new URLSearchParams(url.slice(queryStart + 1))
+  for (const name of [...params.keys()]) {
+    if (SECRET_QUERY_PARAMETER.test(name)) params.set(name, '[redacted]')
+  }
+  return `${url.slice(0, queryStart)}?${params.toString()}`
+}
+
+export function loggerOptions(level: string, pretty: boolean): FastifyServerOptions['logger'] {
+  return {
+    level,
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-xsrf-token"]', 'res.headers["set-cookie"]', 'res.headers.authorization'],
+      censor: '[redacted]',
+    },
+    serializers: {
+      req: (request: { method: string; url: string; ip?: string; id?: string }) => ({
+        method: request.method,
+        url: redactUrl(request.url),
+        remoteAddress: request.ip,
+      }),
+    },
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
+  }
+}

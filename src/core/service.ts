@@ -1,0 +1,37 @@
+import type { FastifyPluginAsync } from 'fastify'
+import type { CommandGroup } from './cli/command.ts'
+import type { Redis } from 'ioredis'
+import type { Clock } from './clock.ts'
+import type { CoreConfig } from './config/core-config.ts'
+import type { Database } from './db/create-db.ts'
+import type { MigrationSet } from './db/migrator.ts'
+import type { IdGenerator } from './ids.ts'
+
+/** What every service receives from the process that mounts it. */
+export interface ServiceBase {
+  core: CoreConfig
+  database: Database
+  clock: Clock
+  ids: IdGenerator
+  /** Present when REDIS_URL is set: counters shared by every instance. */
+  redis?: Redis
+}
+
+/**
+ * A service as the process sees it: its migrations and how to mount it. `TConfig` is the
+ * service's own configuration section; `TExtra` its replaceable dependencies (providers),
+ * which tests set to fakes.
+ */
+export interface ServiceDefinition<TConfig, TExtra = Record<string, never>> {
+  name: string
+  migrations: MigrationSet
+  plugin(deps: ServiceBase & { config: TConfig } & Partial<TExtra>): FastifyPluginAsync
+  /** The service's `triad <name> …` commands, if it has any. */
+  commands?(env: ServiceCliEnvironment<TConfig>): CommandGroup
+}
+
+/** What a service's commands get: the same dependencies as its HTTP plugin, opened on demand. */
+export interface ServiceCliEnvironment<TConfig> {
+  /** Opens the database, brings this service's schema up to date, runs `work`, closes it. */
+  withService<T>(work: (deps: ServiceBase & { config: TConfig }) => Promise<T>): Promise<T>
+}

@@ -1,0 +1,127 @@
+import { buildApp, migrateServices } from './app.ts'
+import { ConfigError, type Config, loadConfig } from './config.ts'
+import { type CliOutput, type Command, type CommandGroup, runCommand, UsageError } from './core/cli/command.ts'
+import { SERVICE_NAMES, type ServiceName } from './core/config/core-config.ts'
+import { createDb } from './core/db/create-db.ts'
+import { listenUntilSignalled } from './core/http/graceful.ts'
+import { createIdGenerator } from './core/ids.ts'
+import { systemClock } from './core/clock.ts'
+import type { ServiceBase, ServiceDefinition } from './core/service.ts'
+import { services } from './services/index.ts'
+
+const onlyOption = { only: { type: 'string', short: 'o' } } as const
+
+function servicesFrom(config: Config, only: unknown): ServiceName[] {
+  if (typeof only !== 'string') return config.core.services
+  const names = only
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean)
+  const unknown = names.filter((name) => !(SERVICE_NAMES as readonly string[]).includes(name))
+  if (names.length === 0 || unknown.length > 0) {
+    throw new UsageError(`--only takes a comma-separated list of ${SERVICE_NAMES.join(', ')} (got "${only}")`)
+  }
+  return [...new Set(names)] as ServiceName[]
+}
+
+function withServices(config: Config, services: ServiceName[]): Config {
+  return { ...config, core: { ...config.core, services } }
+}
+
+function serveCommand(getConfig: () => Config): Command {
+  return {
+    name: 'serve',
+    summary: 'Serve the HTTP APIs (all of TRIAD_SERVICES, or those given with --only) on HOST:PORT.',
+    usage: '[--only authn,avatar,payments] [--port N] [--host H]',
+    options: { ...onlyOption, port: { type: 'string', short: 'p' }, host: { type: 'string' } },
+    run: async (args) => {
+      const base = getConfig()
+      const port = args.values.port === undefined ? base.core.port : Number(args.values.port)
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be an integer between 0 and 65535 (got "${args.values.port}")`)
+      const host = typeof args.values.host === 'string' ? args.values.host : base.core.host
+      const config = withServices(base, servicesFrom(base, args.values.only))
+      const app = await buildApp(config, { prettyLogs: process.stdout.isTTY })
+      const address = await listenUntilSignalled(app, { port, host, timeoutMs: config.core.shutdownTimeoutMs })
+      app.log.info(`serving ${config.core.services.join(', ')} on ${address} (docs at ${address}/docs)`)
+      return new Promise<number>(() => {})
+    },
+  }
+}
+
+function migrateCommand(getConfig: () => Config): Command {
+  return {
+    name: 'migrate',
+    summary: 'Bring the database schema of every service (or those given with --only) up to date.',
+    usage: '[--only authn,avatar,payments]',
+    options: onlyOption,
+    run: async (args, output) => {
+      const config = getConfig()
+      const names = servicesFrom(config, args.values.only)
+      const database = await createDb(config.core.databaseUrl)
+      try {
+        await migrateServices(database, names)
+        output.out(`migrated ${names.join(', ')} on ${database.dialect}`)
+      } finally {
+        await database.destroy()
+      }
+      return 0
+    },
+  }
+}
+
+function serviceCommands(getConfig: () => Config): CommandGroup[] {
+  const groups: CommandGroup[] = []
+  for (const name of SERVICE_NAMES) {
+    const service = services[name] as ServiceDefinition<Config[typeof name]>
+    if (!service.commands) continue
+    groups.push(
+      service.commands({
+        withService: async (work) => {
+          const config = getConfig()
+          const database = await createDb(config.core.databaseUrl)
+          try {
+            await migrateServices(database, [name])
+            const base: ServiceBase = { core: config.core, database, clock: systemClock, ids: createIdGenerator(systemClock) }
+            return await work({ ...base, config: config[name] })
+          } finally {
+            await database.destroy()
+          }
+        },
+      }),
+    )
+  }
+  return groups
+}
+
+export function buildCli(getConfig: () => Config): CommandGroup {
+  return {
+    name: 'triad',
+    summary: 'Triad serves three HTTP APIs: authn (repository authentication), avatar (conversational engine) and payments.',
+    commands: [serveCommand(getConfig), migrateCommand(getConfig), ...serviceCommands(getConfig)],
+  }
+}
+
+const stdio: CliOutput = {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+}
+
+/** The `triad` command line. Returns the exit code. */
+export async function main(argv: string[], output: CliOutput = stdio, env?: Record<string, string | undefined>): Promise<number> {
+  let config: Config | undefined
+  const getConfig = () => {
+    config ??= env === undefined ? loadConfig() : loadConfig(env)
+    return config
+  }
+  try {
+    return await runCommand(buildCli(getConfig), argv, output)
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      output.err(`triad: ${error.message}`)
+      return 1
+    }
+    const message = error instanceof Error ? error.message : String(error)
+    output.err(`triad: ${message}`)
+    return 1
+  }
+}

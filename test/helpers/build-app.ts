@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
+import { type AppDeps, buildApp } from '../../src/app.ts'
+import { type Config, loadConfig } from '../../src/config.ts'
+import { createManualClock, type ManualClock } from '../../src/core/clock.ts'
+import type { ServiceName } from '../../src/core/config/core-config.ts'
+import { createDb, type Database } from '../../src/core/db/create-db.ts'
+import { createIdGenerator } from '../../src/core/ids.ts'
+
+/** Anything with node:test's `after` (a test context, or `{ after }` imported from node:test). */
+export interface Cleanup {
+  after(fn: () => Promise<void> | void): void
+}
+
+/** The database the suite runs on: PostgreSQL when TEST_DATABASE_URL is set, else SQLite in memory. */
+export const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? 'sqlite::memory:'
+export const testDialect = testDatabaseUrl.startsWith('postgres') ? 'postgres' : 'sqlite'
+
+/**
+ * Opens a fresh, empty database: an in-memory SQLite database, or a new schema in the
+ * PostgreSQL database of TEST_DATABASE_URL, dropped when the test ends.
+ */
+export async function createTestDatabase(t: Cleanup): Promise<Database> {
+  if (testDialect === 'sqlite') {
+    const database = await createDb(testDatabaseUrl)
+    t.after(() => database.destroy())
+    return database
+  }
+  const schema = `test_${randomBytes(6).toString('hex')}`
+  const database = await createDb(testDatabaseUrl, { schema, poolSize: 5 })
+  t.after(async () => {
+    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(database.db)
+    await database.destroy()
+  })
+  return database
+}
+
+/** The configuration of a test app: defaults, quiet logs, the test database, plus `env`. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ DATABASE_URL: testDatabaseUrl, LOG_LEVEL: 'silent', ...env })
+}
+
+export interface TestAppOptions {
+  /** Services to mount; all by default. */
+  services?: ServiceName[]
+  /** Environment variables, as an operator would set them. */
+  env?: Record<string, string>
+  /** The clock; a manual clock at 2026-01-01 by default, moved with `clock.advance(ms)`. */
+  clock?: ManualClock
+  /** An existing database (to restart an app on the same data); a fresh one by default. */
+  database?: Database
+  /** Fake providers per service. */
+  deps?: AppDeps['services']
+}
+
+export interface TestApp {
+  app: FastifyInstance
+  database: Database
+  clock: ManualClock
+  config: Config
+}
+
+/**
+ * Builds the app on a fresh database (migrated), with a manual clock, and closes it when
+ * the test ends. Use `app.inject()` for requests, or `app.listen({ port: 0, host: '127.0.0.1' })`
+ * for a real socket.
+ */
+export async function buildTestApp(t: Cleanup, options: TestAppOptions = {}): Promise<TestApp> {
+  const env = { ...options.env }
+  if (options.services) env.TRIAD_SERVICES = options.services.join(',')
+  const config = testConfig(env)
+  const database = options.database ?? (await createTestDatabase(t))
+  const clock = options.clock ?? createManualClock()
+  const app = await buildApp(config, { database, clock, ids: createIdGenerator(clock), services: options.deps })
+  t.after(() => app.close())
+  return { app, database, clock, config }
+}
