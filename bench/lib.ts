@@ -1,0 +1,135 @@
+import autocannon from 'autocannon'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+
+export interface RunningServer {
+  url: string
+  stop(): Promise<void>
+}
+
+export interface Measurement {
+  requestsPerSecond: number
+  latencyP50Ms: number
+  latencyP99Ms: number
+  errors: number
+  non2xx: number
+}
+
+const root = new URL('..', import.meta.url).pathname
+
+async function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+  if (!child.stdout) throw new Error('child has no stdout')
+  const lines = createInterface({ input: child.stdout })
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+  try {
+    for await (const line of lines) {
+      const match = pattern.exec(line)
+      if (match) return match[1] ?? match[0]
+    }
+  } finally {
+    clearTimeout(timer)
+  }
+  throw new Error(`server exited before printing ${pattern}`)
+}
+
+function stopper(child: ChildProcess) {
+  return async () => {
+    if (child.exitCode !== null) return
+    child.kill('SIGTERM')
+    await once(child, 'exit')
+  }
+}
+
+/** Starts the bare Fastify baseline in its own process. */
+export async function startBaseline(): Promise<RunningServer> {
+  const child = spawn(process.execPath, [join(root, 'bench/servers/baseline.ts')], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const url = await waitForLine(child, /^(http:\/\/\S+)$/)
+  return { url, stop: stopper(child) }
+}
+
+/**
+ * Starts `triad serve` in its own process on a free port, with a fresh SQLite file unless
+ * `env` says otherwise, at the production log level (info, JSON to a pipe we drain).
+ */
+export async function startTriad(env: Record<string, string> = {}): Promise<RunningServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'triad-bench-'))
+  const child = spawn(process.execPath, [join(root, 'bin/triad.js'), 'serve', '--port', '0'], {
+    env: { ...process.env, DATABASE_URL: `sqlite:${join(dataDir, 'triad.sqlite')}`, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const url = await waitForLine(child, /serving .* on (http:\/\/[^\s"]+)/)
+  child.stdout?.resume()
+  return { url, stop: stopper(child) }
+}
+
+export interface LoadOptions {
+  path?: string
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE'
+  headers?: Record<string, string>
+  body?: string
+  connections?: number
+  durationSeconds?: number
+}
+
+/** Drives `url` with autocannon for a bounded time and returns its figures. */
+export async function measure(baseUrl: string, options: LoadOptions = {}): Promise<Measurement> {
+  const result = await autocannon({
+    url: baseUrl + (options.path ?? '/'),
+    method: options.method ?? 'GET',
+    headers: options.headers,
+    body: options.body,
+    connections: options.connections ?? 20,
+    duration: options.durationSeconds ?? 5,
+  })
+  return {
+    requestsPerSecond: result.requests.average,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+  }
+}
+
+/**
+ * Measures the baseline and the subject in alternating rounds (the machine is shared and
+ * noisy, so a single pair can mislead) and reports the mean of each and their ratio.
+ */
+export async function compare(
+  rounds: number,
+  baseline: () => Promise<Measurement>,
+  subject: () => Promise<Measurement>,
+): Promise<{ baseline: Measurement; subject: Measurement; ratio: number }> {
+  const baselines: Measurement[] = []
+  const subjects: Measurement[] = []
+  for (let round = 0; round < rounds; round++) {
+    baselines.push(await baseline())
+    subjects.push(await subject())
+  }
+  const mean = (items: Measurement[]): Measurement => ({
+    requestsPerSecond: avg(items.map((item) => item.requestsPerSecond)),
+    latencyP50Ms: avg(items.map((item) => item.latencyP50Ms)),
+    latencyP99Ms: avg(items.map((item) => item.latencyP99Ms)),
+    errors: sum(items.map((item) => item.errors)),
+    non2xx: sum(items.map((item) => item.non2xx)),
+  })
+  const b = mean(baselines)
+  const s = mean(subjects)
+  return { baseline: b, subject: s, ratio: s.requestsPerSecond / b.requestsPerSecond }
+}
+
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
+const avg = (values: number[]) => sum(values) / Math.max(values.length, 1)
+
+export function printComparison(name: string, result: { baseline: Measurement; subject: Measurement; ratio: number }, target?: number): void {
+  const row = (label: string, m: Measurement) =>
+    `  ${label.padEnd(10)} ${m.requestsPerSecond.toFixed(0).padStart(8)} req/s   p50 ${m.latencyP50Ms.toFixed(1)} ms   p99 ${m.latencyP99Ms.toFixed(1)} ms   errors ${m.errors}   non-2xx ${m.non2xx}`
+  console.log(name)
+  console.log(row('baseline', result.baseline))
+  console.log(row('triad', result.subject))
+  const verdict = target === undefined ? '' : result.ratio >= target ? `  (target ≥ ${target}: met)` : `  (target ≥ ${target}: NOT met)`
+  console.log(`  ratio      ${result.ratio.toFixed(2)}${verdict}`)
+}
