@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import { mkdirSync } from 'node:fs'
+import { userInfo } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import pg from 'pg'
 import { createSqliteDialect } from './node-sqlite-dialect.ts'
@@ -34,6 +35,17 @@ export function dialectOf(url: string): DialectName {
   throw new Error(`DATABASE_URL must start with sqlite: or postgres:// (got ${JSON.stringify(url)})`)
 }
 
+/**
+ * Like libpq (psql): without a user in the URL or PGUSER, connect as the operating-system user.
+ * node-postgres would otherwise read $USER, which is often unset in services and CI.
+ */
+function withDefaultUser(url: string): string {
+  const parsed = new URL(url)
+  if (parsed.username || process.env.PGUSER) return url
+  parsed.username = userInfo().username
+  return parsed.toString()
+}
+
 export async function createDb(url: string, options: CreateDbOptions = {}): Promise<Database> {
   const dialect = dialectOf(url)
   if (dialect === 'sqlite') {
@@ -43,7 +55,7 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
     return { db, dialect, destroy: () => db.destroy() }
   }
   const pool = new pg.Pool({
-    connectionString: url,
+    connectionString: withDefaultUser(url),
     max: options.poolSize ?? 10,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   })

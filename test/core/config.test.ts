@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { describe, it } from 'node:test'
+import { ConfigError, loadConfig } from '../../src/config.ts'
+
+const triad = new URL('../../bin/triad.js', import.meta.url).pathname
+
+describe('configuration', () => {
+  it('applies the documented defaults when nothing is set', () => {
+    const config = loadConfig({})
+    assert.equal(config.core.port, 8080)
+    assert.equal(config.core.host, '127.0.0.1')
+    assert.equal(config.core.databaseUrl, 'sqlite:./data/triad.sqlite')
+    assert.deepEqual(config.core.services, ['authn', 'avatar', 'payments'])
+    assert.equal(config.core.shutdownTimeoutMs, 10_000)
+  })
+
+  it('treats an empty variable as unset', () => {
+    assert.equal(loadConfig({ PORT: '' }).core.port, 8080)
+  })
+
+  it('coerces numbers and parses lists', () => {
+    const config = loadConfig({ PORT: '9000', TRIAD_SERVICES: 'payments, authn', CORS_ORIGINS: 'https://a.example, https://b.example' })
+    assert.equal(config.core.port, 9000)
+    assert.deepEqual(config.core.services, ['payments', 'authn'])
+    assert.deepEqual(config.core.corsOrigins, ['https://a.example', 'https://b.example'])
+  })
+
+  it('names every bad variable and what it expects, in one message', () => {
+    assert.throws(
+      () => loadConfig({ PORT: 'abc', DATABASE_URL: 'mysql://x', TRIAD_SERVICES: 'authn,billing' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError)
+        assert.equal(error.problems.length, 3)
+        assert.match(error.message, /PORT must be an integer port between 0 and 65535 \(got "abc"\)/)
+        assert.match(error.message, /DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres:\/\/.* \(got "mysql:\/\/x"\)/)
+        assert.match(error.message, /TRIAD_SERVICES must be a comma-separated list of authn, avatar, payments/)
+        assert.doesNotMatch(error.message, /\n/)
+        return true
+      },
+    )
+  })
+
+  it('rejects a port out of range and a malformed duration', () => {
+    assert.throws(() => loadConfig({ PORT: '70000' }), /PORT must be/)
+    assert.throws(() => loadConfig({ SHUTDOWN_TIMEOUT: 'soon' }), /SHUTDOWN_TIMEOUT must be a duration/)
+  })
+
+  it('returns a frozen object', () => {
+    const config = loadConfig({})
+    assert.ok(Object.isFrozen(config))
+    assert.ok(Object.isFrozen(config.core))
+  })
+
+  for (const [name, env, expected] of [
+    ['PORT=abc', { PORT: 'abc' }, /^triad: Invalid configuration: PORT must be an integer port between 0 and 65535 \(got "abc"\)\n$/],
+    ['DATABASE_URL=mysql://x', { DATABASE_URL: 'mysql://x' }, /^triad: Invalid configuration: DATABASE_URL must be .*\(got "mysql:\/\/x"\)\n$/],
+  ] as const) {
+    it(`stops \`triad serve\` with ${name}: one line on stderr, exit code 1, no stack trace`, () => {
+      const result = spawnSync(process.execPath, [triad, 'serve'], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 30_000 })
+      assert.equal(result.status, 1)
+      assert.match(result.stderr, expected)
+      assert.doesNotMatch(result.stderr, /at .*\.ts:\d+/)
+      assert.equal(result.stdout, '')
+    })
+  }
+})
