@@ -28,7 +28,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const app = Fastify({
     logger: loggerOptions(options.logLevel, options.prettyLogs ?? false),
     logController: new LogController({ disableRequestLogging: true }),
-    requestIdHeader: 'x-request-id',
+    requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id']
       return typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming) ? incoming : randomUUID()
