@@ -1,7 +1,10 @@
 import autocannon from 'autocannon'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, openSync } from 'node:fs'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -51,19 +54,43 @@ export async function startBaseline(): Promise<RunningServer> {
   return { url, stop: stopper(child) }
 }
 
+async function freePort(): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  server.close()
+  return port
+}
+
+async function waitUntilHealthy(url: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`triad exited with code ${child.exitCode}`)
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return
+    } catch {}
+    await sleep(100)
+  }
+  throw new Error('triad did not become healthy')
+}
+
 /**
  * Starts `triad serve` in its own process on a free port, with a fresh SQLite file unless
- * `env` says otherwise, at the production log level (info, JSON to a pipe we drain).
+ * `env` says otherwise, at the production log level (info), logging to a file as a deployed
+ * server would (a pipe drained by this process would steal the load generator's CPU).
  */
-export async function startTriad(env: Record<string, string> = {}): Promise<RunningServer> {
+export async function startTriad(env: Record<string, string> = {}): Promise<RunningServer & { logFile: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'triad-bench-'))
-  const child = spawn(process.execPath, [join(root, 'bin/triad.js'), 'serve', '--port', '0'], {
+  const logFile = join(dataDir, 'triad.log')
+  const port = await freePort()
+  const child = spawn(process.execPath, [join(root, 'bin/triad.js'), 'serve', '--port', String(port)], {
     env: { ...process.env, DATABASE_URL: `sqlite:${join(dataDir, 'triad.sqlite')}`, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', openSync(logFile, 'a'), 'inherit'],
   })
-  const url = await waitForLine(child, /serving .* on (http:\/\/[^\s"]+)/)
-  child.stdout?.resume()
-  return { url, stop: stopper(child) }
+  const url = `http://127.0.0.1:${port}`
+  await waitUntilHealthy(url, child)
+  return { url, logFile, stop: stopper(child) }
 }
 
 export interface LoadOptions {

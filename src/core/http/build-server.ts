@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import { installErrorHandling } from '../errors/error-handler.ts'
 import { registerBodyParsers } from './form-body.ts'
-import { loggerOptions } from './logger.ts'
+import { loggerOptions, redactUrl } from './logger.ts'
 import { registerOpenApi } from './openapi.ts'
 
 export interface ServerOptions {
@@ -43,7 +43,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   })
   // One line per request, written when the response is done (Fastify's default writes two).
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info({ req: request, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed')
+    request.log.info(
+      { method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, ip: request.ip },
+      'request completed',
+    )
   })
 
   await registerBodyParsers(app)
