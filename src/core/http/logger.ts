@@ -33,6 +33,6 @@ export function loggerOptions(level: string, pretty: boolean): FastifyServerOpti
       ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }
       : // Buffered, asynchronous writes: one system call per few kilobytes instead of one per line.
         // pino flushes the buffer when the process exits.
-        { stream: pino.destination({ dest: 1, sync: false, minLength: 4096 }) }),
+        { stream: pino.destination({ dest: 1, sync: false, minLength: 32 * 1024, maxWrite: 64 * 1024 }) }),
   }
 }
