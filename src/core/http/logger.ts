@@ -1,5 +1,5 @@
 import type { FastifyServerOptions } from 'fastify'
-import pino from 'pino'
+import { createBatchedStream } from './log-stream.ts'
 
 // Query parameters whose values are credentials (short-lived tokens in download links, keys).
 const SECRET_QUERY_PARAMETER = /token|key|password|secret|code/i
@@ -31,8 +31,6 @@ export function loggerOptions(level: string, pretty: boolean): FastifyServerOpti
     },
     ...(pretty
       ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }
-      : // Buffered, asynchronous writes: one system call per few kilobytes instead of one per line.
-        // pino flushes the buffer when the process exits.
-        { stream: pino.destination({ dest: 1, sync: false, minLength: 32 * 1024, maxWrite: 64 * 1024 }) }),
+      : { stream: createBatchedStream(1) }),
   }
 }

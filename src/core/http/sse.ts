@@ -96,7 +96,8 @@ export function openSseStream(request: FastifyRequest, reply: FastifyReply, opti
   }
   response.writeHead(200, { ...inherited, ...options.headers, ...SSE_HEADERS })
   // Tokens are small writes; Nagle's algorithm would hold them back waiting for an ACK.
-  request.raw.socket?.setNoDelay(true)
+  const socket = request.raw.socket as { setNoDelay?: (noDelay: boolean) => void } | undefined
+  if (typeof socket?.setNoDelay === 'function') socket.setNoDelay(true)
   response.flushHeaders()
 
   const finish = () => {

@@ -1,0 +1,56 @@
+import { write, writeSync } from 'node:fs'
+
+/**
+ * A destination for pino that batches lines: appends are O(1) and one write(2) goes out per
+ * batch, from the thread pool. pino's own asynchronous destination (sonic-boom) re-measures
+ * its whole pending buffer on every line, which under load cost a tenth of the CPU.
+ * What is still pending when the process exits is written synchronously, so no line is lost
+ * on a normal exit (a crash of the process itself may lose the last batch).
+ */
+export function createBatchedStream(fd = 1, maxPendingBytes = 64 * 1024): { write(line: string): void; flushSync(): void } {
+  let pending: string[] = []
+  let pendingBytes = 0
+  let writing = false
+  let scheduled = false
+
+  const flush = () => {
+    scheduled = false
+    if (writing || pending.length === 0) return
+    const chunk = pending.join('')
+    pending = []
+    pendingBytes = 0
+    writing = true
+    write(fd, chunk, (error) => {
+      writing = false
+      if (error && (error as NodeJS.ErrnoException).code === 'EAGAIN') pending.unshift(chunk)
+      if (pending.length > 0) schedule()
+    })
+  }
+  const schedule = () => {
+    if (scheduled) return
+    scheduled = true
+    setImmediate(flush)
+  }
+  const flushSync = () => {
+    if (pending.length === 0) return
+    const chunk = pending.join('')
+    pending = []
+    pendingBytes = 0
+    try {
+      writeSync(fd, chunk)
+    } catch {
+      // Nowhere left to report a failing log destination.
+    }
+  }
+  process.once('exit', flushSync)
+
+  return {
+    write(line: string) {
+      pending.push(line)
+      pendingBytes += line.length
+      if (pendingBytes >= maxPendingBytes) flush()
+      else schedule()
+    },
+    flushSync,
+  }
+}
