@@ -1,5 +1,10 @@
 import { write, writeSync } from 'node:fs'
 
+const flushersAtExit = new Set<() => void>()
+process.once('exit', () => {
+  for (const flush of flushersAtExit) flush()
+})
+
 /**
  * A destination for pino that batches lines: appends are O(1) and one write(2) goes out per
  * batch, from the thread pool. pino's own asynchronous destination (sonic-boom) re-measures
@@ -42,7 +47,7 @@ export function createBatchedStream(fd = 1, maxPendingBytes = 64 * 1024): { writ
       // Nowhere left to report a failing log destination.
     }
   }
-  process.once('exit', flushSync)
+  flushersAtExit.add(flushSync)
 
   return {
     write(line: string) {

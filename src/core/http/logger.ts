@@ -31,6 +31,8 @@ export function loggerOptions(level: string, pretty: boolean): FastifyServerOpti
     },
     ...(pretty
       ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }
-      : { stream: createBatchedStream(1) }),
+      : level === 'silent'
+        ? {}
+        : { stream: createBatchedStream(1) }),
   }
 }
