@@ -1,12 +1,36 @@
 import { Type } from '@sinclair/typebox'
+import { DURATION_PATTERN, parseDuration } from '../../core/config/duration.ts'
 import { defineSection, Env } from '../../core/config/load-config.ts'
+import { parseRateLimit, RATE_LIMIT_PATTERN } from '../../core/http/rate-limit.ts'
 
 export const paymentsSection = defineSection(
   Type.Object({
     PAYMENTS_VAULT_KEY: Env.optionalString('32 bytes as 64 hexadecimal digits', { pattern: '^[0-9a-fA-F]{64}$' }),
+    PAYMENTS_SMTP_URL: Env.optionalString('an SMTP URL such as smtp://user:pass@mail.example.com:587 (unset: e-mails go to the outbox table and the log)', {
+      pattern: '^smtps?://',
+    }),
+    PAYMENTS_SMTP_FROM: Env.string('the From address of merchant invitations', { default: 'Triad Payments <no-reply@triad.invalid>' }),
+    PAYMENTS_FX_RATES: Env.optionalString('the path of a JSON rate table {base, date, rates:{CODE:"decimal"}} (unset: the shipped table)'),
+    PAYMENTS_FX_MARKUP: Env.string('the currency-conversion markup in percent, e.g. 2 or 1.5', { default: '2', pattern: '^\\d{1,2}(\\.\\d{1,4})?$' }),
+    PAYMENTS_RATE_LIMIT: Env.string('requests per API key (or per address without one), e.g. 1200/min, 20/s, 10000/h, or 0 for none', {
+      default: '1200/min',
+      pattern: RATE_LIMIT_PATTERN,
+    }),
+    PAYMENTS_IDEMPOTENCY_TTL: Type.String({
+      pattern: DURATION_PATTERN,
+      default: '24h',
+      description: 'how long an Idempotency-Key replays its first response, e.g. 24h',
+    }),
   }),
   (env) => ({
     vaultKey: env.PAYMENTS_VAULT_KEY,
+    smtpUrl: env.PAYMENTS_SMTP_URL,
+    smtpFrom: env.PAYMENTS_SMTP_FROM,
+    fxRatesPath: env.PAYMENTS_FX_RATES,
+    /** Parts per million: 2 % is 20 000. */
+    fxMarkupPpm: Math.round(Number(env.PAYMENTS_FX_MARKUP) * 10_000),
+    rateLimit: parseRateLimit(env.PAYMENTS_RATE_LIMIT),
+    idempotencyTtlMs: parseDuration(env.PAYMENTS_IDEMPOTENCY_TTL),
   }),
 )
 

@@ -1,0 +1,23 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../core/clock.ts'
+import type { DialectName } from '../../core/db/create-db.ts'
+import type { IdGenerator } from '../../core/ids.ts'
+import type { PaymentsConfig } from './config.ts'
+import type { Mailer } from './mail/mailer.port.ts'
+import type { FxTable } from './modules/ledger/fx.ts'
+import type { CardProcessor } from './processors/card-processor.port.ts'
+import type { PaymentsTables } from './tables.ts'
+
+/** What the payments services share: built once per mounted app (or CLI run). */
+export interface PaymentsContext {
+  database: { db: Kysely<PaymentsTables>; dialect: DialectName }
+  db: Kysely<PaymentsTables>
+  clock: Clock
+  ids: IdGenerator
+  config: PaymentsConfig
+  fx: FxTable
+  mailer: Mailer
+  processor: CardProcessor
+  log: FastifyBaseLogger
+}

@@ -1,0 +1,52 @@
+import type { FastifyInstance } from 'fastify'
+import fastJsonStringify, { type Schema } from 'fast-json-stringify'
+
+interface SchemaLike {
+  type?: string
+  items?: Schema
+  'x-raw'?: boolean
+}
+
+type Serializer = (data: unknown) => string
+
+/**
+ * Serialises every payments response the way Paylike's official Node client reads it: the
+ * client parses a success body line by line, so a list is `[` newline, one compact item per
+ * line joined by `,` newline, then newline `]` (empty: `[` newline `]`); a single object is
+ * compact, on one line. PHP, Go and .NET clients read the same bytes as ordinary JSON.
+ * Error bodies (`x-raw`) are plain compact JSON, whatever their shape.
+ */
+export function compileSerializer(schema: SchemaLike): Serializer {
+  if (schema['x-raw']) return (data) => JSON.stringify(data)
+  if (schema.type === 'array' && schema.items) {
+    const item = fastJsonStringify(schema.items) as Serializer
+    return (data) => {
+      const items = data as unknown[]
+      return items.length === 0 ? '[\n]' : `[\n${items.map(item).join(',\n')}\n]`
+    }
+  }
+  return fastJsonStringify(schema as Schema) as Serializer
+}
+
+/**
+ * Installs the wire format on the payments scope: the serializer above, and JSON parsers that
+ * read an empty body as `{}` (the Node client sends `Content-Type: application/json` with no
+ * body for `POST /apps` and for `merchants.create()` without data; the answer must be the
+ * validation array, not a parse error). `application/vnd.api+json` (php-api) is JSON too.
+ */
+export function installWireFormat(app: FastifyInstance): void {
+  app.setSerializerCompiler(({ schema }) => compileSerializer(schema as SchemaLike))
+  const parseJson = app.getDefaultJsonParser('error', 'ignore')
+  app.removeContentTypeParser(['application/json', 'application/vnd.api+json'])
+  app.addContentTypeParser(['application/json', 'application/vnd.api+json'], { parseAs: 'string' }, (request, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') {
+      done(null, {})
+      return
+    }
+    parseJson(request, String(body), done)
+  })
+  // A POST or PUT with no body at all (no Content-Type either) validates as an empty object.
+  app.addHook('preValidation', async (request) => {
+    if ((request.method === 'POST' || request.method === 'PUT') && (request.body === undefined || request.body === null)) request.body = {}
+  })
+}

@@ -1,0 +1,40 @@
+import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
+import type { PaymentsContext } from '../../context.ts'
+import { notFound } from '../../http/errors.ts'
+import type { LineRow } from '../../tables.ts'
+import type { MerchantsService } from '../merchants/merchants.service.ts'
+import type { LineDto } from './lines.schemas.ts'
+
+export function toLine(row: LineRow): LineDto {
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    test: row.test === 1,
+    created: row.created,
+    balance: row.balance,
+    fee: row.fee,
+    ...(row.description === null ? {} : { description: row.description }),
+    ...(row.transaction_id === null ? {} : { transactionId: row.transaction_id }),
+    ...(row.amount_currency === null || row.amount === null ? {} : { amount: { currency: row.amount_currency, amount: row.amount } }),
+    [row.kind]: true,
+  }
+}
+
+export function createLinesService(ctx: PaymentsContext, merchants: MerchantsService) {
+  return {
+    async list(appId: string, merchantId: string, page: PageRequest): Promise<LineDto[]> {
+      await merchants.requireMerchant(appId, merchantId)
+      const rows = await applyPage(ctx.db.selectFrom('payments_lines').selectAll().where('merchant_id', '=', merchantId), 'id', page).execute()
+      return rows.map(toLine)
+    },
+
+    async get(appId: string, lineId: string): Promise<LineDto> {
+      const row = await ctx.db.selectFrom('payments_lines').selectAll().where('id', '=', lineId).executeTakeFirst()
+      if (!row) throw notFound('Line')
+      await merchants.requireMerchant(appId, row.merchant_id)
+      return toLine(row)
+    },
+  }
+}
+
+export type LinesService = ReturnType<typeof createLinesService>

@@ -1,0 +1,119 @@
+import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
+import type { MerchantRow, MerchantsTable, PaymentsDb } from '../../tables.ts'
+
+export async function insertMerchant(db: PaymentsDb, row: MerchantsTable): Promise<void> {
+  await db.insertInto('payments_merchants').values(row).execute()
+}
+
+export async function findMerchant(db: PaymentsDb, id: string): Promise<MerchantRow | undefined> {
+  return db.selectFrom('payments_merchants').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+export async function findMerchantByKey(db: PaymentsDb, key: string): Promise<MerchantRow | undefined> {
+  return db.selectFrom('payments_merchants').selectAll().where('key', '=', key).executeTakeFirst()
+}
+
+export async function updateMerchant(db: PaymentsDb, id: string, changes: Partial<Pick<MerchantsTable, 'name' | 'email' | 'descriptor'>>): Promise<void> {
+  if (Object.keys(changes).length === 0) return
+  await db.updateTable('payments_merchants').set(changes).where('id', '=', id).execute()
+}
+
+/** Adds `delta` to the merchant's balance in place (no read), inside the caller's transaction. */
+export async function addToBalance(db: PaymentsDb, id: string, delta: number): Promise<void> {
+  await db
+    .updateTable('payments_merchants')
+    .set((eb) => ({ balance: eb('balance', '+', delta) }))
+    .where('id', '=', id)
+    .execute()
+}
+
+export async function listMerchantsOfApp(db: PaymentsDb, appId: string, page: PageRequest): Promise<MerchantRow[]> {
+  const query = db
+    .selectFrom('payments_merchants')
+    .innerJoin('payments_merchant_apps', 'payments_merchant_apps.merchant_id', 'payments_merchants.id')
+    .selectAll('payments_merchants')
+    .where('payments_merchant_apps.app_id', '=', appId)
+  return applyPage(query, 'payments_merchants.id', page).execute()
+}
+
+export async function isAppOfMerchant(db: PaymentsDb, merchantId: string, appId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('payments_merchant_apps')
+    .select('app_id')
+    .where('merchant_id', '=', merchantId)
+    .where('app_id', '=', appId)
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+/** Returns false when the app already belonged to the merchant. */
+export async function addAppToMerchant(db: PaymentsDb, merchantId: string, appId: string, created: string): Promise<boolean> {
+  const result = await db
+    .insertInto('payments_merchant_apps')
+    .values({ merchant_id: merchantId, app_id: appId, created })
+    .onConflict((oc) => oc.columns(['merchant_id', 'app_id']).doNothing())
+    .executeTakeFirst()
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0
+}
+
+export async function removeAppFromMerchant(db: PaymentsDb, merchantId: string, appId: string): Promise<boolean> {
+  const result = await db.deleteFrom('payments_merchant_apps').where('merchant_id', '=', merchantId).where('app_id', '=', appId).executeTakeFirst()
+  return Number(result.numDeletedRows) > 0
+}
+
+export async function countAppsOfMerchant(db: PaymentsDb, merchantId: string): Promise<number> {
+  const row = await db
+    .selectFrom('payments_merchant_apps')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirstOrThrow()
+  return Number(row.count)
+}
+
+export async function listAppsOfMerchant(db: PaymentsDb, merchantId: string, page: PageRequest) {
+  const query = db
+    .selectFrom('payments_apps')
+    .innerJoin('payments_merchant_apps', 'payments_merchant_apps.app_id', 'payments_apps.id')
+    .select(['payments_apps.id as id', 'payments_apps.name as name', 'payments_merchant_apps.created as created'])
+    .where('payments_merchant_apps.merchant_id', '=', merchantId)
+  return applyPage(query, 'payments_apps.id', page).execute()
+}
+
+export async function findUserByEmail(db: PaymentsDb, email: string) {
+  return db.selectFrom('payments_users').select(['id', 'email', 'created']).where('email', '=', email).executeTakeFirst()
+}
+
+export async function insertUser(db: PaymentsDb, row: { id: string; email: string; created: string }): Promise<void> {
+  await db
+    .insertInto('payments_users')
+    .values(row)
+    .onConflict((oc) => oc.column('email').doNothing())
+    .execute()
+}
+
+export async function addUserToMerchant(db: PaymentsDb, merchantId: string, userId: string, created: string): Promise<boolean> {
+  const result = await db
+    .insertInto('payments_merchant_users')
+    .values({ merchant_id: merchantId, user_id: userId, created })
+    .onConflict((oc) => oc.columns(['merchant_id', 'user_id']).doNothing())
+    .executeTakeFirst()
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0
+}
+
+export async function removeUserFromMerchant(db: PaymentsDb, merchantId: string, userId: string): Promise<boolean> {
+  const result = await db.deleteFrom('payments_merchant_users').where('merchant_id', '=', merchantId).where('user_id', '=', userId).executeTakeFirst()
+  return Number(result.numDeletedRows) > 0
+}
+
+export async function listUsersOfMerchant(db: PaymentsDb, merchantId: string, page: PageRequest) {
+  const query = db
+    .selectFrom('payments_users')
+    .innerJoin('payments_merchant_users', 'payments_merchant_users.user_id', 'payments_users.id')
+    .select(['payments_users.id as id', 'payments_users.email as email', 'payments_merchant_users.created as created'])
+    .where('payments_merchant_users.merchant_id', '=', merchantId)
+  return applyPage(query, 'payments_users.id', page).execute()
+}
+
+export async function insertOutboxMail(db: PaymentsDb, row: { id: string; recipient: string; subject: string; body: string; created: string }): Promise<void> {
+  await db.insertInto('payments_outbox').values(row).execute()
+}

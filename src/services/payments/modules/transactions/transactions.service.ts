@@ -1,0 +1,388 @@
+import type { Clock } from '../../../../core/clock.ts'
+import { isRetryableConflict } from '../../../../core/db/errors.ts'
+import { withTransaction } from '../../../../core/db/transaction.ts'
+import type { PageRequest } from '../../../../core/http/pagination.ts'
+import type { IdGenerator } from '../../../../core/ids.ts'
+import { currencyExponent, formatMinor } from '../../../../core/money.ts'
+import type { PaymentsContext } from '../../context.ts'
+import {
+  conflict,
+  fieldError,
+  fieldErrors,
+  forbidden,
+  notFound,
+  type ProcessingErrorBody,
+  type ProcessingErrorCode,
+  processingError,
+  processingErrorBody,
+} from '../../http/errors.ts'
+import type { ProcessorCard } from '../../processors/card-processor.port.ts'
+import type { CardsTable, MerchantRow, PaymentsDb, TrailKind, TrailRow, TransactionRow } from '../../tables.ts'
+import { hasRate } from '../ledger/fx.ts'
+import { type BalanceEffect, captureEffect, type LedgerRules, postLine, refundEffect } from '../ledger/ledger.ts'
+import { findMerchant } from '../merchants/merchants.repository.ts'
+import type { MerchantsService } from '../merchants/merchants.service.ts'
+import * as repo from './transactions.repository.ts'
+import type { CaptureInput, CardDto, CreateTransactionInput, RefundInput, TrailEntry, TransactionDto, VoidInput } from './transactions.schemas.ts'
+
+// ---------------------------------------------------------------------------------------------
+// Amount rules (Paylike's, as its live-API client tests show):
+//   pendingAmount = amount − capturedAmount − voidedAmount   (what can still be captured or voided)
+//   refundable    = capturedAmount − refundedAmount − lost disputes
+// Refunds do not lower capturedAmount. Every check and every write of one operation happen in
+// one database transaction, with the transaction's row locked on PostgreSQL (SQLite serialises
+// writers), so two racing captures can never exceed the amount.
+// ---------------------------------------------------------------------------------------------
+
+export function pendingOf(row: TransactionRow): number {
+  return row.amount - row.captured_amount - row.voided_amount
+}
+
+export function refundableOf(row: TransactionRow): number {
+  return row.captured_amount - row.refunded_amount - row.lost_amount
+}
+
+function toTrailEntry(row: TrailRow): TrailEntry {
+  const common = {
+    created: row.created,
+    amount: row.amount,
+    balance: row.balance,
+    fee: { flat: row.fee_flat, rate: row.fee_rate },
+    ...(row.descriptor === null ? {} : { descriptor: row.descriptor }),
+    ...(row.line_id === null ? {} : { lineId: row.line_id }),
+  }
+  if (row.kind === 'dispute') {
+    const outcome = row.dispute_outcome === 'won' ? { won: true } : row.dispute_outcome === 'lost' ? { lost: true } : {}
+    return { dispute: { id: row.dispute_id ?? '', ...outcome }, ...common }
+  }
+  return { [row.kind]: true, ...common }
+}
+
+export function toTransaction(row: TransactionRow, trail: TrailRow[]): TransactionDto {
+  const hasCard = row.card_bin !== null && row.card_last4 !== null && row.card_expiry !== null && row.card_scheme !== null
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    test: row.test === 1,
+    created: row.created,
+    currency: row.currency,
+    amount: row.amount,
+    descriptor: row.descriptor,
+    pendingAmount: pendingOf(row),
+    capturedAmount: row.captured_amount,
+    refundedAmount: row.refunded_amount,
+    voidedAmount: row.voided_amount,
+    disputedAmount: row.disputed_amount,
+    ...(hasCard
+      ? {
+          card: {
+            bin: row.card_bin ?? '',
+            last4: row.card_last4 ?? '',
+            expiry: row.card_expiry ?? '',
+            scheme: row.card_scheme ?? '',
+            code: { present: row.card_code_present === 1 },
+          },
+        }
+      : {}),
+    ...(row.custom === null ? {} : { custom: JSON.parse(row.custom) as unknown }),
+    ...(row.tds === null ? {} : { tds: row.tds }),
+    recurring: row.recurring === 1,
+    successful: row.successful === 1,
+    error: row.error === null ? false : (JSON.parse(row.error) as ProcessingErrorBody),
+    trail: trail.map(toTrailEntry),
+  }
+}
+
+function toCard(row: CardsTable): CardDto {
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    created: row.created,
+    bin: row.bin ?? '',
+    last4: row.last4 ?? '',
+    expiry: row.expiry ?? '',
+    scheme: row.scheme ?? '',
+    ...(row.notes === null ? {} : { notes: row.notes }),
+  }
+}
+
+/** A card's expiry as the API prints it: the last millisecond of the month, UTC. */
+export function cardExpiry(year: number, month: number): string {
+  return new Date(Date.UTC(year, month, 1) - 1).toISOString()
+}
+
+/** What a new transaction is made of; `recordTransaction` is the one place that stores one. */
+export interface NewTransaction {
+  merchant: Pick<MerchantRow, 'id' | 'test' | 'descriptor'>
+  amount: number
+  currency: string
+  /** Falls back to the merchant's descriptor when absent or empty. */
+  descriptor?: string | null
+  card: ProcessorCard & { codePresent: boolean }
+  custom?: unknown
+  /** The customer-facing text of a payment (client payment API). */
+  text?: string | null
+  tds?: 'attempt' | 'full' | null
+  recurring: boolean
+  /** Undefined for an approved authorization; a processing error for a declined one. */
+  error?: ProcessingErrorBody
+  sourceTransactionId?: string | null
+}
+
+/**
+ * Stores a transaction: an approved authorization (`successful`, the whole amount pending) or a
+ * declined one (`error` set). The customer-side payment API calls this once the acquirer has
+ * answered; recurring charges call it too. Pass an open database transaction as `db` to make it
+ * part of a larger unit of work.
+ */
+export async function recordTransaction(deps: { db: PaymentsDb; ids: IdGenerator; clock: Clock }, input: NewTransaction): Promise<TransactionRow> {
+  const row: TransactionRow = {
+    id: deps.ids.timeOrdered(),
+    merchant_id: input.merchant.id,
+    test: input.merchant.test,
+    created: deps.clock.now().toISOString(),
+    currency: input.currency,
+    amount: input.amount,
+    descriptor: input.descriptor || input.merchant.descriptor,
+    captured_amount: 0,
+    refunded_amount: 0,
+    voided_amount: 0,
+    disputed_amount: 0,
+    lost_amount: 0,
+    card_bin: input.card.bin,
+    card_last4: input.card.last4,
+    card_expiry: input.card.expiry,
+    card_scheme: input.card.scheme,
+    card_code_present: input.card.codePresent ? 1 : 0,
+    card_ref: input.card.ref,
+    custom: input.custom === undefined ? null : JSON.stringify(input.custom),
+    text: input.text ?? null,
+    tds: input.tds ?? null,
+    recurring: input.recurring ? 1 : 0,
+    successful: input.error ? 0 : 1,
+    error: input.error ? JSON.stringify(input.error) : null,
+    source_transaction_id: input.sourceTransactionId ?? null,
+  }
+  await repo.insertTransaction(deps.db, row)
+  return row
+}
+
+/** Runs a money movement in one database transaction; a conflict that outlived the retries is a 409. */
+async function inTransaction<T>(ctx: PaymentsContext, work: (trx: PaymentsDb) => Promise<T>): Promise<T> {
+  try {
+    return await withTransaction(ctx.database, work)
+  } catch (error) {
+    if (isRetryableConflict(error)) throw conflict('The transaction was changed concurrently; try again')
+    throw error
+  }
+}
+
+type Movement = 'capture' | 'refund' | 'void'
+
+export function createTransactionsService(ctx: PaymentsContext, merchants: MerchantsService) {
+  const db = ctx.db
+  const rules: LedgerRules = { fx: ctx.fx, markupPpm: ctx.config.fxMarkupPpm }
+
+  /** The transaction row, after the access check: unknown → 404, another merchant's → 403. */
+  async function requireTransaction(appId: string, transactionId: string): Promise<TransactionRow> {
+    const found = await repo.findTransactionForApp(db, transactionId, appId)
+    if (!found) throw notFound('Transaction')
+    if (!found.member) throw forbidden("This app is not a member of the transaction's merchant")
+    return found.row
+  }
+
+  async function load(executor: PaymentsDb, row: TransactionRow): Promise<TransactionDto> {
+    const trails = await repo.trailsOf(executor, [row.id])
+    return toTransaction(row, trails.get(row.id) ?? [])
+  }
+
+  /**
+   * Captures, refunds and voids: lock the row, check the amount rule, append the trail entry
+   * (and the ledger line, for captures and refunds), move the counters and the balance, and
+   * read back the whole transaction — all in one database transaction.
+   */
+  async function move(
+    appId: string,
+    transactionId: string,
+    kind: Movement,
+    input: { amount: number; currency?: string; descriptor?: string },
+  ): Promise<TransactionDto> {
+    await requireTransaction(appId, transactionId)
+    return inTransaction(ctx, async (trx) => {
+      const row = await repo.findTransactionForUpdate(trx, ctx.database.dialect, transactionId)
+      if (!row) throw notFound('Transaction')
+      if (row.successful !== 1) throw fieldError('amount', 'The transaction was not successful; nothing can be captured, refunded or voided')
+      if (input.currency !== undefined && input.currency !== row.currency)
+        throw fieldError('currency', `must be ${row.currency}, the currency of the transaction`)
+      const limit = kind === 'refund' ? refundableOf(row) : pendingOf(row)
+      if (input.amount > limit) {
+        const verb = kind === 'capture' ? 'capture' : kind === 'refund' ? 'refund' : 'void'
+        throw fieldError('amount', `Can ${verb} at most ${formatMinor(limit, row.currency)}`)
+      }
+      const created = ctx.clock.now().toISOString()
+      const descriptor = kind === 'void' ? null : input.descriptor || row.descriptor
+      let effect: BalanceEffect = { converted: 0, feeFlat: 0, feeRate: 0, balance: 0 }
+      let lineId: string | null = null
+      if (kind !== 'void') {
+        if (!hasRate(ctx.fx, row.currency)) throw processingError(1)
+        const merchant = await findMerchant(trx, row.merchant_id)
+        if (!merchant) throw notFound('Merchant')
+        effect = kind === 'capture' ? captureEffect(rules, merchant, input.amount, row.currency) : refundEffect(rules, merchant, input.amount, row.currency)
+        lineId = await postLine(trx, ctx.ids, {
+          merchant,
+          kind,
+          effect,
+          created,
+          transactionId: row.id,
+          amount: { currency: row.currency, amount: input.amount },
+        })
+      }
+      await repo.insertTrail(trx, trailRow(ctx.ids, row.id, kind, created, input.amount, effect, descriptor, lineId))
+      const counters =
+        kind === 'capture'
+          ? { captured_amount: row.captured_amount + input.amount }
+          : kind === 'refund'
+            ? { refunded_amount: row.refunded_amount + input.amount }
+            : { voided_amount: row.voided_amount + input.amount }
+      await repo.updateCounters(trx, row.id, counters)
+      return load(trx, { ...row, ...counters })
+    })
+  }
+
+  return {
+    requireTransaction,
+
+    async get(appId: string, transactionId: string): Promise<TransactionDto> {
+      return load(db, await requireTransaction(appId, transactionId))
+    },
+
+    async listOfMerchant(appId: string, merchantId: string, page: PageRequest): Promise<TransactionDto[]> {
+      await merchants.requireMerchant(appId, merchantId)
+      const rows = await repo.listTransactionsOfMerchant(db, merchantId, page)
+      const trails = await repo.trailsOf(
+        db,
+        rows.map((row) => row.id),
+      )
+      return rows.map((row) => toTransaction(row, trails.get(row.id) ?? []))
+    },
+
+    capture: (appId: string, transactionId: string, input: CaptureInput) => move(appId, transactionId, 'capture', input),
+    refund: (appId: string, transactionId: string, input: RefundInput) => move(appId, transactionId, 'refund', input),
+    void: (appId: string, transactionId: string, input: VoidInput) => move(appId, transactionId, 'void', input),
+
+    /**
+     * A merchant-initiated charge on the card of an earlier transaction (or of a saved card).
+     * The acquirer is called outside any database transaction; the result — approved or
+     * declined — is stored, and a decline answers 400 with its processing error.
+     */
+    async createRecurring(appId: string, merchantId: string, input: CreateTransactionInput): Promise<{ id: string }> {
+      const merchant = await merchants.requireMerchant(appId, merchantId)
+      const sourceId = input.transactionId ?? input.authorizationId
+      const cardId = typeof input.cardId === 'string' && input.cardId !== '' ? input.cardId : undefined
+      if (sourceId === undefined && cardId === undefined) {
+        throw fieldErrors([{ field: 'transactionId', message: 'is required (or authorizationId, or the deprecated cardId)' }])
+      }
+      let card: NewTransaction['card']
+      let source: string | null = null
+      if (sourceId !== undefined) {
+        const base = await repo.findTransaction(db, sourceId)
+        if (!base || base.merchant_id !== merchantId) throw fieldError('transactionId', 'no such transaction on this merchant')
+        if (base.successful !== 1) throw fieldError('transactionId', 'is not a successful transaction')
+        card = { ref: base.card_ref, bin: base.card_bin, last4: base.card_last4, expiry: base.card_expiry, scheme: base.card_scheme, codePresent: false }
+        source = base.id
+      } else {
+        const saved = cardId === undefined ? undefined : await repo.findCard(db, cardId)
+        if (!saved || saved.merchant_id !== merchantId) throw fieldError('cardId', 'no such card on this merchant')
+        card = { ref: saved.card_ref, bin: saved.bin, last4: saved.last4, expiry: saved.expiry, scheme: saved.scheme, codePresent: false }
+        source = saved.transaction_id
+      }
+      if (currencyExponent(input.currency) === undefined) throw fieldError('currency', 'must be a three-letter ISO 4217 currency code')
+      if (!hasRate(ctx.fx, input.currency)) throw processingError(1)
+      const descriptor = input.descriptor || merchant.descriptor
+      const result = await ctx.processor.authorize({
+        merchant: { id: merchant.id, test: merchant.test === 1, descriptor: merchant.descriptor },
+        card,
+        amount: input.amount,
+        currency: input.currency,
+        descriptor,
+        recurring: true,
+      })
+      const error = result.approved ? undefined : declineBody(result.code, result.message)
+      const row = await recordTransaction(ctx, {
+        merchant,
+        amount: input.amount,
+        currency: input.currency,
+        descriptor,
+        card,
+        custom: input.custom,
+        recurring: true,
+        error,
+        sourceTransactionId: source,
+      })
+      if (error) throw processingError(error.code as ProcessingErrorCode, error)
+      return { id: row.id }
+    },
+
+    async saveCard(appId: string, merchantId: string, input: { transactionId: string; notes?: string }): Promise<{ id: string }> {
+      await merchants.requireMerchant(appId, merchantId)
+      const base = await repo.findTransaction(db, input.transactionId)
+      if (!base || base.merchant_id !== merchantId) throw fieldError('transactionId', 'no such transaction on this merchant')
+      if (base.successful !== 1 || base.card_last4 === null) throw fieldError('transactionId', 'is not a successful card transaction')
+      const row: CardsTable = {
+        id: ctx.ids.timeOrdered(),
+        merchant_id: merchantId,
+        transaction_id: base.id,
+        created: ctx.clock.now().toISOString(),
+        bin: base.card_bin,
+        last4: base.card_last4,
+        expiry: base.card_expiry,
+        scheme: base.card_scheme,
+        card_ref: base.card_ref,
+        notes: input.notes ?? null,
+      }
+      await repo.insertCard(db, row)
+      return { id: row.id }
+    },
+
+    async getCard(appId: string, cardId: string): Promise<CardDto> {
+      const row = await repo.findCard(db, cardId)
+      if (!row) throw notFound('Card')
+      await merchants.requireMerchant(appId, row.merchant_id)
+      return toCard(row)
+    },
+  }
+}
+
+function declineBody(code: ProcessingErrorCode, message: string | undefined): ProcessingErrorBody {
+  const body = processingErrorBody(code)
+  return message === undefined ? body : { ...body, message }
+}
+
+export function trailRow(
+  ids: IdGenerator,
+  transactionId: string,
+  kind: TrailKind,
+  created: string,
+  amount: number,
+  effect: BalanceEffect,
+  descriptor: string | null,
+  lineId: string | null,
+  dispute?: { id: string; outcome: 'won' | 'lost' | null },
+): TrailRow {
+  return {
+    id: ids.timeOrdered(),
+    transaction_id: transactionId,
+    kind,
+    created,
+    amount,
+    balance: effect.balance,
+    fee_flat: effect.feeFlat,
+    fee_rate: effect.feeRate,
+    descriptor,
+    line_id: lineId,
+    dispute_id: dispute?.id ?? null,
+    dispute_outcome: dispute?.outcome ?? null,
+  }
+}
+
+export type TransactionsService = ReturnType<typeof createTransactionsService>

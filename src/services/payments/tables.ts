@@ -1,0 +1,200 @@
+import type { Kysely, Transaction } from 'kysely'
+
+// Row types of every payments table (see migrations/). One file: the modules share rows
+// (a capture touches transactions, trail, lines and merchants in one database transaction).
+
+export interface AppsTable {
+  id: string
+  name: string | null
+  key_hash: string
+  created: string
+}
+
+export interface MerchantsTable {
+  id: string
+  key: string
+  name: string | null
+  currency: string
+  test: number
+  email: string
+  website: string
+  descriptor: string
+  company_country: string
+  company_number: string | null
+  bank_iban: string | null
+  fee_rate_ppm: number
+  fee_flat: number
+  dispute_fee: number
+  tds_mode: string
+  balance: number
+  created: string
+}
+
+export interface MerchantAppsTable {
+  merchant_id: string
+  app_id: string
+  created: string
+}
+
+export interface UsersTable {
+  id: string
+  email: string
+  created: string
+}
+
+export interface MerchantUsersTable {
+  merchant_id: string
+  user_id: string
+  created: string
+}
+
+export interface OutboxTable {
+  id: string
+  recipient: string
+  subject: string
+  body: string
+  created: string
+}
+
+export interface TransactionsTable {
+  id: string
+  merchant_id: string
+  test: number
+  created: string
+  currency: string
+  amount: number
+  descriptor: string
+  captured_amount: number
+  refunded_amount: number
+  voided_amount: number
+  disputed_amount: number
+  /** Of the disputed amount, what was lost (returned to the cardholder): no longer refundable. */
+  lost_amount: number
+  card_bin: string | null
+  card_last4: string | null
+  card_expiry: string | null
+  card_scheme: string | null
+  card_code_present: number
+  card_ref: string | null
+  custom: string | null
+  text: string | null
+  tds: string | null
+  recurring: number
+  successful: number
+  error: string | null
+  source_transaction_id: string | null
+}
+
+export type LineKind = 'capture' | 'refund' | 'dispute'
+
+export interface LinesTable {
+  id: string
+  merchant_id: string
+  test: number
+  created: string
+  kind: LineKind
+  balance: number
+  fee: number
+  description: string | null
+  transaction_id: string | null
+  amount_currency: string | null
+  amount: number | null
+}
+
+export type TrailKind = 'capture' | 'refund' | 'void' | 'dispute'
+
+export interface TrailTable {
+  id: string
+  transaction_id: string
+  kind: TrailKind
+  created: string
+  amount: number
+  balance: number
+  fee_flat: number
+  fee_rate: number
+  descriptor: string | null
+  line_id: string | null
+  dispute_id: string | null
+  dispute_outcome: 'won' | 'lost' | null
+}
+
+export interface CardsTable {
+  id: string
+  merchant_id: string
+  transaction_id: string
+  created: string
+  bin: string | null
+  last4: string | null
+  expiry: string | null
+  scheme: string | null
+  card_ref: string | null
+  notes: string | null
+}
+
+export interface DisputesTable {
+  id: string
+  merchant_id: string
+  transaction_id: string
+  created: string
+  amount: number
+  reason_code: number
+  due: string
+  outcome: 'won' | 'lost' | null
+  decided: string | null
+}
+
+export interface FraudsTable {
+  id: string
+  merchant_id: string
+  transaction_id: string
+  created: string
+  reported: string | null
+  reason: number | null
+}
+
+export interface IdempotencyTable {
+  app_id: string
+  key: string
+  fingerprint: string
+  status: number | null
+  content_type: string | null
+  body: string | null
+  created: string
+}
+
+export type SandboxCardStatus = 'valid' | 'invalid' | 'expired' | 'disabled' | 'lost'
+
+export interface SandboxCardsTable {
+  card_ref: string
+  status: SandboxCardStatus
+  balance_currency: string | null
+  balance: number | null
+  limit_currency: string | null
+  limit_amount: number | null
+  updated: string
+}
+
+export interface PaymentsTables {
+  payments_apps: AppsTable
+  payments_merchants: MerchantsTable
+  payments_merchant_apps: MerchantAppsTable
+  payments_users: UsersTable
+  payments_merchant_users: MerchantUsersTable
+  payments_outbox: OutboxTable
+  payments_transactions: TransactionsTable
+  payments_lines: LinesTable
+  payments_trail: TrailTable
+  payments_cards: CardsTable
+  payments_disputes: DisputesTable
+  payments_frauds: FraudsTable
+  payments_idempotency: IdempotencyTable
+  payments_sandbox_cards: SandboxCardsTable
+}
+
+/** The database or an open transaction: repositories take either. */
+export type PaymentsDb = Kysely<PaymentsTables> | Transaction<PaymentsTables>
+
+export type TransactionRow = TransactionsTable
+export type MerchantRow = MerchantsTable
+export type TrailRow = TrailTable
+export type LineRow = LinesTable
