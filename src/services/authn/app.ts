@@ -1,30 +1,64 @@
+import cookie from '@fastify/cookie'
 import type { FastifyInstance } from 'fastify'
-import { STATUS_CODES } from 'node:http'
-import { installErrorHandling } from '../../core/errors/error-handler.ts'
 import type { ServiceDefinition } from '../../core/service.ts'
+import { authnCommands } from './cli.ts'
 import type { AuthnConfig } from './config.ts'
+import { installDspaceErrors } from './errors.ts'
 import { migrations } from './migrations/index.ts'
-
-/** DSpace's error body: `{timestamp, status, error, message, path}`. */
-function installDspaceErrors(app: FastifyInstance, clockNow: () => Date): void {
-  installErrorHandling(app, (error, request) => ({
-    timestamp: clockNow().toISOString(),
-    status: error.status,
-    error: STATUS_CODES[error.status] ?? 'Error',
-    message: error.message,
-    path: request.url.split('?')[0],
-  }))
-}
+import { installAuthentication } from './modules/auth-context/authenticate.ts'
+import { installCors } from './modules/cors/cors.ts'
+import { installCsrf } from './modules/csrf/csrf.ts'
+import { csrfRoutes } from './modules/csrf/csrf.routes.ts'
+import { epersonsRoutes } from './modules/epersons/epersons.routes.ts'
+import { ADMINISTRATOR_GROUP } from './modules/epersons/epersons.service.ts'
+import { authzRoutes } from './modules/impersonation/authz.routes.ts'
+import { createChallenge } from './modules/login/challenge.ts'
+import { loginRoutes } from './modules/login/login.routes.ts'
+import { createLoginService } from './modules/login/login.service.ts'
+import { oidcRoutes } from './modules/oidc/oidc.routes.ts'
+import { createOidcService, OIDC_METHOD } from './modules/oidc/oidc.service.ts'
+import { createSpecialGroupsService } from './modules/special-groups/special-groups.service.ts'
+import { statusRoutes } from './modules/status/status.routes.ts'
+import { createThrottleService } from './modules/throttle/throttle.service.ts'
+import { createRedirectGuard } from './redirects.ts'
+import { createAuthnServices } from './services.ts'
 
 export const authnService: ServiceDefinition<AuthnConfig> = {
   name: 'authn',
   migrations,
+  commands: authnCommands,
   plugin: (deps) => async (app) => {
+    const { config, clock } = deps
+    const { database, tokens, epersons, siteUuid } = await createAuthnServices(deps)
+    await epersons.ensureGroup(ADMINISTRATOR_GROUP, true)
+    if (config.adminEmail) await epersons.ensureAdministrator(config.adminEmail, config.adminPassword)
+    const specialGroups = await createSpecialGroupsService({
+      epersons,
+      ipGroups: config.ipGroups,
+      methodGroups: { password: config.passwordGroups, [OIDC_METHOD]: config.oidc?.groups ?? [] },
+    })
+    const throttle = createThrottleService({ database, clock, perAccount: config.loginAttemptsPerAccount, perIp: config.loginAttemptsPerIp })
+    const oidc = config.oidc ? createOidcService({ database, clock, epersons, config: config.oidc }) : undefined
+    const login = createLoginService({ database, tokens, epersons, specialGroups, throttle, handoffs: oidc })
+    const challenge = createChallenge({ realm: config.realm, oidcEnabled: oidc !== undefined })
+    const isAllowedRedirect = createRedirectGuard(config.allowedOrigins)
+
+    await app.register(cookie)
     // DSpace serves the same API at /api and, behind its usual proxy layout, /server/api.
     for (const prefix of ['/api', '/server/api']) {
       await app.register(
-        async (scope) => {
-          installDspaceErrors(scope, () => deps.clock.now())
+        async (scope: FastifyInstance) => {
+          installDspaceErrors(scope, () => clock.now())
+          // DSpace's filter order: CORS, then CSRF, then the token; so a bad origin or CSRF pair is refused whatever the credentials.
+          installCors(scope, { allowedOrigins: config.allowedOrigins })
+          installCsrf(scope, { cookiePrefix: config.csrfCookiePrefix })
+          installAuthentication(scope, { tokens, epersons, specialGroups, trustedProxies: config.trustedProxies, loginAs: config.loginAs })
+          await scope.register(csrfRoutes)
+          await scope.register(statusRoutes({ specialGroups, challenge }))
+          await scope.register(loginRoutes({ login, tokens, challenge, logoutUrl: config.logoutUrl, isAllowedRedirect }))
+          await scope.register(epersonsRoutes({ epersons, challenge }))
+          await scope.register(authzRoutes({ epersons, siteUuid, loginAs: config.loginAs }))
+          if (oidc) await scope.register(oidcRoutes({ oidc, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] }))
         },
         { prefix },
       )

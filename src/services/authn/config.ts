@@ -1,6 +1,65 @@
 import { Type } from '@sinclair/typebox'
+import ipaddr from 'ipaddr.js'
 import { parseDuration } from '../../core/config/duration.ts'
-import { defineSection, Env } from '../../core/config/load-config.ts'
+import { defineSection, Env, splitList } from '../../core/config/load-config.ts'
+
+export type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number]
+
+export interface IpGroupRule {
+  name: string
+  ranges: Cidr[]
+}
+
+/** `10.0.0.0/8`, `2001:db8::/32`, or a single address (a /32 or /128 range). */
+export function parseCidr(text: string): Cidr {
+  if (text.includes('/')) {
+    const [address, bits] = ipaddr.parseCIDR(text)
+    return [address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address, bits]
+  }
+  const address = ipaddr.process(text)
+  return [address, address.kind() === 'ipv4' ? 32 : 128]
+}
+
+function parseCidrList(name: string, value: string | undefined): Cidr[] {
+  return splitList(value).map((item) => {
+    try {
+      return parseCidr(item)
+    } catch {
+      throw new Error(`${name} must be a comma-separated list of IP addresses or CIDR ranges (bad item ${JSON.stringify(item)})`)
+    }
+  })
+}
+
+/** `Campus=10.0.0.0/8,192.168.0.0/16;Library=2001:db8::/32` */
+export function parseIpGroups(value: string | undefined): IpGroupRule[] {
+  if (!value) return []
+  return value
+    .split(';')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const equals = part.indexOf('=')
+      const name = equals > 0 ? part.slice(0, equals).trim() : ''
+      if (!name) throw new Error(`AUTHN_IP_GROUPS must look like "Name=10.0.0.0/8,192.168.0.0/16;Other=2001:db8::/32" (bad part ${JSON.stringify(part)})`)
+      const ranges = parseCidrList('AUTHN_IP_GROUPS', part.slice(equals + 1))
+      if (ranges.length === 0) throw new Error(`AUTHN_IP_GROUPS: group ${JSON.stringify(name)} has no address range`)
+      return { name, ranges }
+    })
+}
+
+function parseOrigins(value: string | undefined): string[] {
+  return splitList(value).map((item) => {
+    try {
+      const url = new URL(item)
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http')
+      return url.origin
+    } catch {
+      throw new Error(`AUTHN_ALLOWED_ORIGINS must be a comma-separated list of origins such as https://repo.example.org (bad item ${JSON.stringify(item)})`)
+    }
+  })
+}
+
+const SHORT_LIVED_MAX_MS = 2000
 
 export const authnSection = defineSection(
   Type.Object({
@@ -8,13 +67,72 @@ export const authnSection = defineSection(
     AUTHN_ADMIN_PASSWORD: Env.optionalString('a password'),
     AUTHN_TOKEN_LIFETIME: Env.duration('30m'),
     AUTHN_SECRET: Env.optionalString('a secret of at least 32 characters', { pattern: '^.{32,}$' }),
+    AUTHN_REFRESH_GRACE: Env.duration('60s'),
+    AUTHN_SESSION_MAX_AGE: Env.duration('24h'),
+    AUTHN_SHORT_LIVED_LIFETIME: Env.duration('2s'),
+    AUTHN_REVOCATION_CACHE: Env.duration('1s'),
+    AUTHN_REALM: Env.string('the realm named in WWW-Authenticate', { default: 'DSpace REST API' }),
+    AUTHN_CSRF_COOKIE_PREFIX: Env.string('letters, digits or dashes', { default: 'DSPACE', pattern: '^[A-Za-z0-9-]{1,32}$' }),
+    AUTHN_LOGIN_AS: Env.boolean(false),
+    AUTHN_IP_GROUPS: Env.optionalString('"Name=CIDR,CIDR;Other=CIDR"'),
+    AUTHN_TRUSTED_PROXIES: Env.optionalString('a comma-separated list of IP addresses or CIDR ranges'),
+    AUTHN_PASSWORD_GROUPS: Env.optionalString('a comma-separated list of group names'),
+    AUTHN_ALLOWED_ORIGINS: Env.optionalString('a comma-separated list of origins'),
+    AUTHN_LOGOUT_URL: Env.optionalString('an absolute http(s) URL', { pattern: '^https?://.+' }),
+    AUTHN_LOGIN_ATTEMPTS_PER_ACCOUNT: Env.integer('failed logins allowed per account before back-off starts', 5, 1),
+    AUTHN_LOGIN_ATTEMPTS_PER_IP: Env.integer('failed logins allowed per client address before back-off starts', 100, 1),
+    AUTHN_OIDC_ISSUER: Env.optionalString('the issuer URL of an OpenID Connect provider', { pattern: '^https?://.+' }),
+    AUTHN_OIDC_CLIENT_ID: Env.optionalString('the client id registered at the provider'),
+    AUTHN_OIDC_CLIENT_SECRET: Env.optionalString('the client secret registered at the provider'),
+    AUTHN_OIDC_SCOPES: Env.string('space-separated OAuth scopes', { default: 'openid email profile' }),
+    AUTHN_OIDC_EMAIL_CLAIM: Env.string('the ID token / userinfo claim holding the e-mail', { default: 'email' }),
+    AUTHN_OIDC_AUTO_REGISTER: Env.boolean(false),
+    AUTHN_OIDC_GROUPS: Env.optionalString('a comma-separated list of group names'),
+    AUTHN_OIDC_ALLOW_HTTP: Env.boolean(false),
   }),
-  (env) => ({
-    adminEmail: env.AUTHN_ADMIN_EMAIL,
-    adminPassword: env.AUTHN_ADMIN_PASSWORD,
-    tokenLifetimeMs: parseDuration(env.AUTHN_TOKEN_LIFETIME),
-    secret: env.AUTHN_SECRET,
-  }),
+  (env) => {
+    const shortLivedMs = parseDuration(env.AUTHN_SHORT_LIVED_LIFETIME)
+    if (shortLivedMs > SHORT_LIVED_MAX_MS || shortLivedMs < 1) throw new Error('AUTHN_SHORT_LIVED_LIFETIME must be between 1ms and 2s')
+    const tokenLifetimeMs = parseDuration(env.AUTHN_TOKEN_LIFETIME)
+    if (tokenLifetimeMs < 1000) throw new Error('AUTHN_TOKEN_LIFETIME must be at least 1s')
+    const oidcParts = [env.AUTHN_OIDC_ISSUER, env.AUTHN_OIDC_CLIENT_ID, env.AUTHN_OIDC_CLIENT_SECRET]
+    if (oidcParts.some(Boolean) && !oidcParts.every(Boolean)) {
+      throw new Error('AUTHN_OIDC_ISSUER, AUTHN_OIDC_CLIENT_ID and AUTHN_OIDC_CLIENT_SECRET must be set together')
+    }
+    if (env.AUTHN_ADMIN_EMAIL && !env.AUTHN_ADMIN_EMAIL.includes('@')) throw new Error('AUTHN_ADMIN_EMAIL must be an e-mail address')
+    return {
+      adminEmail: env.AUTHN_ADMIN_EMAIL,
+      adminPassword: env.AUTHN_ADMIN_PASSWORD,
+      tokenLifetimeMs,
+      secret: env.AUTHN_SECRET,
+      refreshGraceMs: parseDuration(env.AUTHN_REFRESH_GRACE),
+      sessionMaxAgeMs: parseDuration(env.AUTHN_SESSION_MAX_AGE),
+      shortLivedLifetimeMs: shortLivedMs,
+      revocationCacheMs: parseDuration(env.AUTHN_REVOCATION_CACHE),
+      realm: env.AUTHN_REALM,
+      csrfCookiePrefix: env.AUTHN_CSRF_COOKIE_PREFIX,
+      loginAs: env.AUTHN_LOGIN_AS,
+      ipGroups: parseIpGroups(env.AUTHN_IP_GROUPS),
+      trustedProxies: parseCidrList('AUTHN_TRUSTED_PROXIES', env.AUTHN_TRUSTED_PROXIES),
+      passwordGroups: splitList(env.AUTHN_PASSWORD_GROUPS),
+      allowedOrigins: parseOrigins(env.AUTHN_ALLOWED_ORIGINS),
+      logoutUrl: env.AUTHN_LOGOUT_URL,
+      loginAttemptsPerAccount: env.AUTHN_LOGIN_ATTEMPTS_PER_ACCOUNT,
+      loginAttemptsPerIp: env.AUTHN_LOGIN_ATTEMPTS_PER_IP,
+      oidc: env.AUTHN_OIDC_ISSUER
+        ? {
+            issuer: env.AUTHN_OIDC_ISSUER,
+            clientId: env.AUTHN_OIDC_CLIENT_ID ?? '',
+            clientSecret: env.AUTHN_OIDC_CLIENT_SECRET ?? '',
+            scopes: env.AUTHN_OIDC_SCOPES,
+            emailClaim: env.AUTHN_OIDC_EMAIL_CLAIM,
+            autoRegister: env.AUTHN_OIDC_AUTO_REGISTER,
+            groups: splitList(env.AUTHN_OIDC_GROUPS),
+            allowHttp: env.AUTHN_OIDC_ALLOW_HTTP,
+          }
+        : undefined,
+    }
+  },
 )
 
 export type AuthnConfig = ReturnType<typeof authnSection.build>

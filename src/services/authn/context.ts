@@ -1,0 +1,44 @@
+import type { FastifyRequest } from 'fastify'
+import type { PublicEpersonRow } from './modules/epersons/epersons.repository.ts'
+import type { TokenClaims } from './modules/sessions/tokens.service.ts'
+
+/** Who a request runs as, worked out once per request by the authentication hook. */
+export interface AuthnContext {
+  /** The effective user: the token's eperson, or the one named by X-On-Behalf-Of. */
+  eperson?: PublicEpersonRow
+  /** The administrator behind the request while acting on behalf of someone else. */
+  realEperson?: PublicEpersonRow
+  /** How the token was presented. */
+  tokenKind?: 'login' | 'shortLived'
+  claims?: TokenClaims
+  method?: string
+  /** Special groups of this request: the token's `sg` plus the groups of the client address. */
+  specialGroups: string[]
+  /** Special groups granted by the client address alone. */
+  ipGroups: string[]
+  clientAddress: string
+}
+
+export interface CsrfState {
+  /** Set when the response must carry a fresh CSRF token (header and cookie). */
+  rotate: boolean
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    authnContext: AuthnContext
+    csrfState: CsrfState
+  }
+}
+
+/** The API root a request came through: DSpace's `/server/api`, or `/api`. */
+export function apiPrefix(request: FastifyRequest): '/api' | '/server/api' {
+  return request.url.startsWith('/server/api') ? '/server/api' : '/api'
+}
+
+/** Absolute URL of the API root, as HAL links carry it. */
+export function apiBase(request: FastifyRequest): string {
+  return `${request.protocol}://${request.host}${apiPrefix(request)}`
+}
+
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

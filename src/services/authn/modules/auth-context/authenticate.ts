@@ -1,0 +1,110 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Cidr } from '../../config.ts'
+import { type AuthnContext, UUID_PATTERN } from '../../context.ts'
+import { authnErrors } from '../../errors.ts'
+import type { PublicEpersonRow } from '../epersons/epersons.repository.ts'
+import type { EpersonsService } from '../epersons/epersons.service.ts'
+import type { SessionWithEperson } from '../sessions/sessions.repository.ts'
+import type { TokenService } from '../sessions/tokens.service.ts'
+import { clientAddress } from '../special-groups/client-address.ts'
+import type { SpecialGroupsService } from '../special-groups/special-groups.service.ts'
+
+export const SHORT_LIVED_QUERY_PARAMETER = 'authentication-token'
+const BEARER = /^Bearer\s+(\S+)\s*$/i
+
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization
+  return typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined
+}
+
+export function shortLivedTokenParameter(request: FastifyRequest): string | undefined {
+  const value = (request.query as Record<string, unknown> | undefined)?.[SHORT_LIVED_QUERY_PARAMETER]
+  return typeof value === 'string' ? value : Array.isArray(value) ? String(value[0]) : undefined
+}
+
+function epersonOf(session: SessionWithEperson): PublicEpersonRow {
+  return {
+    uuid: session.eperson_uuid,
+    email: session.email,
+    can_log_in: session.can_log_in,
+    first_name: session.first_name,
+    last_name: session.last_name,
+    created_at: session.eperson_created_at,
+    last_active: session.last_active,
+  }
+}
+
+// Paths where a non-GET request may carry the query token: logout answers 204 whatever it gets.
+const LOGOUT_PATH = /\/api\/authn\/logout$/
+
+/**
+ * Works out who a request runs as, before any route: the login token from `Authorization`
+ * (or, on GET/HEAD only, a short-lived token from `?authentication-token=`), the client
+ * address's special groups, and X-On-Behalf-Of. A bad token is simply anonymous.
+ */
+export function installAuthentication(
+  scope: FastifyInstance,
+  deps: {
+    tokens: TokenService
+    epersons: EpersonsService
+    specialGroups: SpecialGroupsService
+    trustedProxies: readonly Cidr[]
+    loginAs: boolean
+  },
+): void {
+  scope.addHook('onRequest', async (request) => {
+    const address = clientAddress(request, deps.trustedProxies)
+    const ipGroups = deps.specialGroups.forAddress(address)
+    const context: AuthnContext = { specialGroups: ipGroups, ipGroups, clientAddress: address?.toString() ?? '' }
+    request.authnContext = context
+
+    const bearer = bearerToken(request)
+    const queryToken = shortLivedTokenParameter(request)
+    const readOnly = request.method === 'GET' || request.method === 'HEAD'
+    if (queryToken !== undefined && !readOnly && !LOGOUT_PATH.test(request.url.split('?')[0])) {
+      // A token in a URL is a download link: it may read, never change anything.
+      throw authnErrors.accessDenied('A short-lived token cannot be used for this request')
+    }
+    const validated = bearer
+      ? await deps.tokens.validateLoginToken(bearer)
+      : queryToken !== undefined && readOnly
+        ? await deps.tokens.validateShortLivedToken(queryToken)
+        : undefined
+    if (validated) {
+      context.eperson = epersonOf(validated.session)
+      context.tokenKind = bearer ? 'login' : 'shortLived'
+      context.claims = validated.claims
+      context.method = validated.claims.authenticationMethod
+      context.specialGroups = [...new Set([...validated.claims.sg, ...ipGroups])]
+    }
+
+    const onBehalfOf = request.headers['x-on-behalf-of']
+    if (onBehalfOf === undefined) return
+    // DSpace's order of checks (StatelessAuthenticationFilter), so clients see the same statuses.
+    const real = context.eperson
+    if (!real) throw authnErrors.authenticationRequired()
+    if (!deps.loginAs) throw authnErrors.badRequest('Acting on behalf of another user is not enabled')
+    if (!(await deps.epersons.isAdmin(real.uuid))) throw authnErrors.accessDenied()
+    const targetId = Array.isArray(onBehalfOf) ? onBehalfOf[0] : onBehalfOf
+    if (!UUID_PATTERN.test(targetId)) throw authnErrors.badRequest(`X-On-Behalf-Of is not a valid eperson UUID: ${JSON.stringify(targetId)}`)
+    const target = await deps.epersons.findByUuid(targetId.toLowerCase())
+    if (target?.can_log_in !== 1 || (await deps.epersons.isAdmin(target.uuid))) {
+      throw authnErrors.badRequest('X-On-Behalf-Of must name an existing eperson who is not an administrator')
+    }
+    context.realEperson = real
+    context.eperson = target
+    // The impersonated user gets the address's groups, not the administrator's login groups.
+    context.specialGroups = ipGroups
+    request.log.info(
+      {
+        audit: 'login-as',
+        administrator: real.uuid,
+        administratorEmail: real.email,
+        onBehalfOf: target.uuid,
+        method: request.method,
+        path: request.url.split('?')[0],
+      },
+      'request made on behalf of another eperson',
+    )
+  })
+}

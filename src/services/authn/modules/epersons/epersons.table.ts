@@ -1,0 +1,29 @@
+import type { Insertable, Selectable } from 'kysely'
+
+export interface EpersonsTable {
+  uuid: string
+  /** Stored lower-case, so the unique index makes e-mails unique case-insensitively. */
+  email: string
+  password_hash: string | null
+  can_log_in: number
+  first_name: string | null
+  last_name: string | null
+  created_at: string
+  last_active: string | null
+}
+
+export interface GroupsTable {
+  uuid: string
+  name: string
+  permanent: number
+  created_at: string
+}
+
+export interface GroupMembersTable {
+  group_uuid: string
+  eperson_uuid: string
+}
+
+export type EpersonRow = Selectable<EpersonsTable>
+export type NewEpersonRow = Insertable<EpersonsTable>
+export type GroupRow = Selectable<GroupsTable>

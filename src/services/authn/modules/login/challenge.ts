@@ -1,0 +1,18 @@
+import type { FastifyRequest } from 'fastify'
+import { apiBase } from '../../context.ts'
+
+/**
+ * The `WWW-Authenticate` value listing every enabled scheme, in DSpace's format
+ * (`password realm="…"`, and the federated one with `location="…"`), joined by ", ".
+ * dspace-angular parses it to build its login options.
+ */
+export function createChallenge(options: { realm: string; oidcEnabled: boolean }) {
+  const realm = `realm="${options.realm.replaceAll('"', '')}"`
+  return (request: FastifyRequest): string => {
+    const schemes = [`password ${realm}`]
+    if (options.oidcEnabled) schemes.push(`oidc ${realm}, location="${apiBase(request)}/authn/oidc"`)
+    return schemes.join(', ')
+  }
+}
+
+export type Challenge = ReturnType<typeof createChallenge>

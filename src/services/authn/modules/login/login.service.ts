@@ -1,0 +1,75 @@
+import { verifyPassword } from '../../../../core/security/password.ts'
+import type { AuthnContext } from '../../context.ts'
+import type { AuthnDatabase } from '../../db.ts'
+import { authnErrors } from '../../errors.ts'
+import { findCredentialsByEmail } from '../epersons/epersons.repository.ts'
+import { type EpersonsService, normalizeEmail } from '../epersons/epersons.service.ts'
+import type { TokenService } from '../sessions/tokens.service.ts'
+import type { SpecialGroupsService } from '../special-groups/special-groups.service.ts'
+import type { ThrottleService } from '../throttle/throttle.service.ts'
+
+export interface HandoffExchange {
+  /** Consumes a one-time hand-off code; undefined when unknown, used or expired. */
+  consume(code: string): Promise<{ epersonUuid: string; method: string } | undefined>
+}
+
+export function createLoginService(deps: {
+  database: AuthnDatabase
+  tokens: TokenService
+  epersons: EpersonsService
+  specialGroups: SpecialGroupsService
+  throttle: ThrottleService
+  handoffs?: HandoffExchange
+}) {
+  const { database, tokens, epersons, specialGroups, throttle } = deps
+
+  return {
+    /**
+     * Password login. Every failure (unknown user, wrong password, disabled account) runs one
+     * argon2 verification and returns the same 401, so neither the answer nor its timing tells
+     * them apart. Throttling happens first and does not reveal whether the account exists either.
+     */
+    async passwordLogin(input: { user: string; password: string; clientAddress: string; challenge: string }): Promise<string> {
+      const email = normalizeEmail(input.user)
+      const wait = await throttle.retryAfterSeconds(email, input.clientAddress)
+      if (wait > 0) throw authnErrors.tooManyAttempts(wait)
+      const credentials = email ? await findCredentialsByEmail(database.db, email) : undefined
+      const passwordOk = await verifyPassword(input.password, credentials?.password_hash)
+      if (!credentials || !passwordOk || credentials.can_log_in !== 1) {
+        await throttle.recordFailure(email, input.clientAddress)
+        throw authnErrors.authenticationFailed(input.challenge)
+      }
+      await throttle.recordSuccess(email)
+      await epersons.touchLastActive(credentials.uuid)
+      return tokens.startSession({ epersonUuid: credentials.uuid, method: 'password', specialGroups: specialGroups.forMethod('password') })
+    },
+
+    /** A new token for the session of the presented one (see TokenService.refresh). */
+    async refresh(context: AuthnContext, challenge: string): Promise<string> {
+      if (context.realEperson) throw authnErrors.accessDenied('A token cannot be refreshed while acting on behalf of another user')
+      if (context.tokenKind !== 'login' || !context.claims) throw authnErrors.authenticationFailed(challenge)
+      const token = await tokens.refresh(context.claims)
+      if (!token) throw authnErrors.authenticationFailed(challenge)
+      await epersons.touchLastActive(context.claims.eid)
+      return token
+    },
+
+    /** The second half of a federated login: the hand-off cookie becomes a token. */
+    async exchangeHandoff(code: string, challenge: string): Promise<string> {
+      const handoff = deps.handoffs ? await deps.handoffs.consume(code) : undefined
+      if (!handoff) throw authnErrors.authenticationFailed(challenge)
+      const eperson = await epersons.findByUuid(handoff.epersonUuid)
+      if (eperson?.can_log_in !== 1) throw authnErrors.authenticationFailed(challenge)
+      await epersons.touchLastActive(eperson.uuid)
+      return tokens.startSession({ epersonUuid: eperson.uuid, method: handoff.method, specialGroups: specialGroups.forMethod(handoff.method) })
+    },
+
+    async logout(bearer: string | undefined): Promise<void> {
+      if (!bearer) return
+      const validated = await tokens.validateLoginToken(bearer)
+      if (validated) await tokens.revokeAll(validated.claims.eid)
+    },
+  }
+}
+
+export type LoginService = ReturnType<typeof createLoginService>

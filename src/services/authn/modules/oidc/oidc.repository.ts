@@ -1,0 +1,39 @@
+import type { DbExecutor } from '../../db.ts'
+import type { HandoffsTable, OidcFlowsTable } from './oidc.table.ts'
+
+export async function insertFlow(db: DbExecutor, row: OidcFlowsTable): Promise<void> {
+  await db.insertInto('authn_oidc_flows').values(row).execute()
+}
+
+/** Reads and deletes a flow in one go: a state is good for one callback only. */
+export async function takeFlow(db: DbExecutor, stateHash: string): Promise<OidcFlowsTable | undefined> {
+  const row = await db
+    .selectFrom('authn_oidc_flows')
+    .select(['state_hash', 'code_verifier', 'nonce', 'redirect_url', 'expires_at'])
+    .where('state_hash', '=', stateHash)
+    .executeTakeFirst()
+  if (!row) return undefined
+  const deleted = await db.deleteFrom('authn_oidc_flows').where('state_hash', '=', stateHash).executeTakeFirst()
+  return Number(deleted.numDeletedRows) > 0 ? row : undefined
+}
+
+export async function insertHandoff(db: DbExecutor, row: HandoffsTable): Promise<void> {
+  await db.insertInto('authn_handoffs').values(row).execute()
+}
+
+/** Reads and deletes a hand-off; the conditional delete makes a replayed code fail. */
+export async function takeHandoff(db: DbExecutor, codeHash: string): Promise<HandoffsTable | undefined> {
+  const row = await db
+    .selectFrom('authn_handoffs')
+    .select(['code_hash', 'eperson_uuid', 'method', 'expires_at'])
+    .where('code_hash', '=', codeHash)
+    .executeTakeFirst()
+  if (!row) return undefined
+  const deleted = await db.deleteFrom('authn_handoffs').where('code_hash', '=', codeHash).executeTakeFirst()
+  return Number(deleted.numDeletedRows) > 0 ? row : undefined
+}
+
+export async function deleteExpired(db: DbExecutor, now: string): Promise<void> {
+  await db.deleteFrom('authn_oidc_flows').where('expires_at', '<=', now).execute()
+  await db.deleteFrom('authn_handoffs').where('expires_at', '<=', now).execute()
+}

@@ -1,0 +1,128 @@
+import * as client from 'openid-client'
+import type { Clock } from '../../../../core/clock.ts'
+import { generateSecretToken, hashSecretToken } from '../../../../core/security/secret-token.ts'
+import type { AuthnConfig } from '../../config.ts'
+import type { AuthnDatabase } from '../../db.ts'
+import { authnErrors } from '../../errors.ts'
+import type { EpersonsService } from '../epersons/epersons.service.ts'
+import type { HandoffExchange } from '../login/login.service.ts'
+import { deleteExpired, insertFlow, insertHandoff, takeFlow, takeHandoff } from './oidc.repository.ts'
+
+export const OIDC_METHOD = 'oidc'
+const FLOW_LIFETIME_MS = 10 * 60_000
+const HANDOFF_LIFETIME_MS = 60_000
+
+type OidcConfig = NonNullable<AuthnConfig['oidc']>
+
+/**
+ * OpenID Connect sign-on (authorization code + PKCE + nonce). The flow's secrets are kept in
+ * the database under a hash of `state`, so the callback may reach any instance. The callback
+ * ends with a one-time hand-off code in an HttpOnly cookie, exchanged for a token by
+ * POST /authn/login (DSpace's `Authorization-cookie` step).
+ */
+export function createOidcService(deps: { database: AuthnDatabase; clock: Clock; epersons: EpersonsService; config: OidcConfig }): HandoffExchange & {
+  start(callbackUrl: string, redirectUrl: string): Promise<URL>
+  finish(currentUrl: URL): Promise<{ code: string; redirectUrl: string }>
+} {
+  const { database, clock, epersons, config } = deps
+  let discovered: Promise<client.Configuration> | undefined
+
+  function configuration(): Promise<client.Configuration> {
+    discovered ??= client
+      .discovery(
+        new URL(config.issuer),
+        config.clientId,
+        config.clientSecret,
+        undefined,
+        config.allowHttp ? { execute: [client.allowInsecureRequests] } : undefined,
+      )
+      .catch((error: unknown) => {
+        // Try discovery again on the next login rather than failing forever.
+        discovered = undefined
+        throw error
+      })
+    return discovered
+  }
+
+  async function providerCall<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work()
+    } catch (error) {
+      throw authnErrors.signOnFailed(error)
+    }
+  }
+
+  return {
+    async start(callbackUrl, redirectUrl) {
+      const cfg = await providerCall(configuration)
+      const state = client.randomState()
+      const nonce = client.randomNonce()
+      const verifier = client.randomPKCECodeVerifier()
+      const now = clock.now()
+      await deleteExpired(database.db, now.toISOString())
+      await insertFlow(database.db, {
+        state_hash: hashSecretToken(state),
+        code_verifier: verifier,
+        nonce,
+        redirect_url: redirectUrl,
+        expires_at: new Date(now.getTime() + FLOW_LIFETIME_MS).toISOString(),
+      })
+      return client.buildAuthorizationUrl(cfg, {
+        redirect_uri: callbackUrl,
+        scope: config.scopes,
+        state,
+        nonce,
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      })
+    },
+
+    async finish(currentUrl) {
+      const state = currentUrl.searchParams.get('state')
+      const flow = state ? await takeFlow(database.db, hashSecretToken(state)) : undefined
+      if (!state || !flow || flow.expires_at <= clock.now().toISOString()) throw authnErrors.badRequest('Unknown or expired sign-on request; start again')
+      const cfg = await providerCall(configuration)
+      const tokens = await providerCall(() =>
+        client.authorizationCodeGrant(cfg, currentUrl, {
+          pkceCodeVerifier: flow.code_verifier,
+          expectedState: state,
+          expectedNonce: flow.nonce,
+          idTokenExpected: true,
+        }),
+      )
+      let claims: Record<string, unknown> = { ...(tokens.claims() ?? {}) }
+      if (typeof claims[config.emailClaim] !== 'string') {
+        const sub = typeof claims.sub === 'string' ? claims.sub : client.skipSubjectCheck
+        claims = { ...claims, ...(await providerCall(() => client.fetchUserInfo(cfg, tokens.access_token, sub))) }
+      }
+      const email = claims[config.emailClaim]
+      // An address the provider has not verified would let anyone claim anyone's account.
+      if (typeof email !== 'string' || claims.email_verified === false) throw authnErrors.signOnFailed()
+      let eperson = await epersons.findByEmail(email)
+      if (!eperson && config.autoRegister) {
+        eperson = await epersons.create({
+          email,
+          firstName: typeof claims.given_name === 'string' ? claims.given_name : undefined,
+          lastName: typeof claims.family_name === 'string' ? claims.family_name : undefined,
+        })
+      }
+      if (eperson?.can_log_in !== 1) throw authnErrors.signOnFailed()
+      const code = generateSecretToken(32)
+      await insertHandoff(database.db, {
+        code_hash: hashSecretToken(code),
+        eperson_uuid: eperson.uuid,
+        method: OIDC_METHOD,
+        expires_at: new Date(clock.now().getTime() + HANDOFF_LIFETIME_MS).toISOString(),
+      })
+      return { code, redirectUrl: flow.redirect_url }
+    },
+
+    async consume(code) {
+      const row = await takeHandoff(database.db, hashSecretToken(code))
+      if (!row || row.expires_at <= clock.now().toISOString()) return undefined
+      return { epersonUuid: row.eperson_uuid, method: row.method }
+    },
+  }
+}
+
+export type OidcService = ReturnType<typeof createOidcService>

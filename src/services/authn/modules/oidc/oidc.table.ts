@@ -1,0 +1,14 @@
+export interface OidcFlowsTable {
+  state_hash: string
+  code_verifier: string
+  nonce: string
+  redirect_url: string
+  expires_at: string
+}
+
+export interface HandoffsTable {
+  code_hash: string
+  eperson_uuid: string
+  method: string
+  expires_at: string
+}

@@ -1,0 +1,86 @@
+import { lockForUpdate } from '../../../../core/db/transaction.ts'
+import type { AuthnDatabase, DbExecutor } from '../../db.ts'
+import type { SessionRow } from './sessions.table.ts'
+
+const SESSION_COLUMNS = [
+  'authn_sessions.id',
+  'authn_sessions.eperson_uuid',
+  'authn_sessions.method',
+  'authn_sessions.special_groups',
+  'authn_sessions.created_at',
+  'authn_sessions.expires_at',
+  'authn_sessions.current_jti',
+  'authn_sessions.current_iat',
+  'authn_sessions.current_exp',
+  'authn_sessions.previous_jti',
+  'authn_sessions.previous_valid_until',
+] as const
+
+/** A session and the account state that decides whether its tokens still count. */
+export interface SessionWithEperson extends SessionRow {
+  email: string
+  can_log_in: number
+  first_name: string | null
+  last_name: string | null
+  eperson_created_at: string
+  last_active: string | null
+}
+
+/** The one query on the path of every authenticated request (then cached briefly). */
+export function findSessionWithEperson(db: DbExecutor, id: string): Promise<SessionWithEperson | undefined> {
+  return db
+    .selectFrom('authn_sessions')
+    .innerJoin('authn_epersons', 'authn_epersons.uuid', 'authn_sessions.eperson_uuid')
+    .select([
+      ...SESSION_COLUMNS,
+      'authn_epersons.email',
+      'authn_epersons.can_log_in',
+      'authn_epersons.first_name',
+      'authn_epersons.last_name',
+      'authn_epersons.created_at as eperson_created_at',
+      'authn_epersons.last_active',
+    ])
+    .where('authn_sessions.id', '=', id)
+    .executeTakeFirst()
+}
+
+export function findSessionForUpdate(database: AuthnDatabase, db: DbExecutor, id: string): Promise<SessionRow | undefined> {
+  return lockForUpdate(database.dialect, db.selectFrom('authn_sessions').select(SESSION_COLUMNS).where('authn_sessions.id', '=', id)).executeTakeFirst()
+}
+
+export async function insertSession(db: DbExecutor, row: SessionRow): Promise<void> {
+  await db.insertInto('authn_sessions').values(row).execute()
+}
+
+/** Moves the session to a new current token, keeping the old one as previous; false if another refresh got there first. */
+export async function rotateSession(
+  db: DbExecutor,
+  id: string,
+  expectedJti: string,
+  next: { jti: string; iat: number; exp: number; previousValidUntil: string },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('authn_sessions')
+    .set({
+      previous_jti: expectedJti,
+      previous_valid_until: next.previousValidUntil,
+      current_jti: next.jti,
+      current_iat: next.iat,
+      current_exp: next.exp,
+    })
+    .where('id', '=', id)
+    .where('current_jti', '=', expectedJti)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+export async function deleteSessionsOf(db: DbExecutor, epersonUuid: string): Promise<number> {
+  const result = await db.deleteFrom('authn_sessions').where('eperson_uuid', '=', epersonUuid).executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
+
+/** Housekeeping: sessions past their absolute end can never be used again. */
+export async function deleteExpiredSessions(db: DbExecutor, now: string): Promise<number> {
+  const result = await db.deleteFrom('authn_sessions').where('expires_at', '<=', now).executeTakeFirst()
+  return Number(result.numDeletedRows)
+}

@@ -1,0 +1,24 @@
+import type { Selectable } from 'kysely'
+
+/**
+ * One row per login (per device). The row is the server-side truth of which tokens are alive:
+ * a token is valid only while its session exists and its `jti` is the current one (or the
+ * previous one, within the refresh grace). Logging out deletes every session of the eperson.
+ */
+export interface SessionsTable {
+  id: string
+  eperson_uuid: string
+  method: string
+  /** JSON array of the group uuids the login method granted (the `sg` claim). */
+  special_groups: string
+  created_at: string
+  /** Absolute end of the session: refreshes never reach past it. */
+  expires_at: string
+  current_jti: string
+  current_iat: number
+  current_exp: number
+  previous_jti: string | null
+  previous_valid_until: string | null
+}
+
+export type SessionRow = Selectable<SessionsTable>

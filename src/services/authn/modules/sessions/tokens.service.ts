@@ -1,0 +1,211 @@
+import type { JWTPayload } from 'jose'
+import type { Clock } from '../../../../core/clock.ts'
+import { withTransaction } from '../../../../core/db/transaction.ts'
+import type { IdGenerator } from '../../../../core/ids.ts'
+import { signJwt, verifyJwt } from '../../../../core/security/jwt.ts'
+import type { AuthnDatabase, DbExecutor } from '../../db.ts'
+import { deleteSessionsOf, findSessionForUpdate, findSessionWithEperson, insertSession, rotateSession, type SessionWithEperson } from './sessions.repository.ts'
+
+/** The `typ` header of short-lived tokens; login tokens carry none, as in DSpace. */
+export const SHORT_LIVED_TOKEN_TYPE = 'dspace-shortlived+jwt'
+
+export interface TokenKeys {
+  login: Uint8Array
+  shortLived: Uint8Array
+}
+
+export interface TokenClaims {
+  eid: string
+  sg: string[]
+  authenticationMethod: string
+  iat: number
+  exp: number
+  jti: string
+  sid: string
+}
+
+export interface ValidatedToken {
+  claims: TokenClaims
+  session: SessionWithEperson
+}
+
+export interface TokenServiceOptions {
+  database: AuthnDatabase
+  clock: Clock
+  ids: IdGenerator
+  keys: TokenKeys
+  tokenLifetimeMs: number
+  refreshGraceMs: number
+  sessionMaxAgeMs: number
+  shortLivedLifetimeMs: number
+  /** How long a session lookup is reused by this instance (0 disables the cache). */
+  revocationCacheMs: number
+}
+
+const CACHE_MAX_ENTRIES = 10_000
+
+function toClaims(payload: JWTPayload): TokenClaims | undefined {
+  const { eid, sg, authenticationMethod, iat, exp, jti, sid } = payload as Record<string, unknown>
+  if (typeof eid !== 'string' || typeof sid !== 'string' || typeof jti !== 'string') return undefined
+  if (typeof authenticationMethod !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') return undefined
+  if (!Array.isArray(sg) || !sg.every((item) => typeof item === 'string')) return undefined
+  return { eid, sg: sg as string[], authenticationMethod, iat, exp, jti, sid }
+}
+
+/** Claims in one fixed order, so re-signing the same session state yields the same token bytes. */
+function orderedClaims(claims: TokenClaims): TokenClaims {
+  return {
+    eid: claims.eid,
+    sg: claims.sg,
+    authenticationMethod: claims.authenticationMethod,
+    iat: claims.iat,
+    exp: claims.exp,
+    jti: claims.jti,
+    sid: claims.sid,
+  }
+}
+
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
+
+/**
+ * Issues, refreshes, validates and revokes tokens. Sessions live in the database so that every
+ * instance agrees; each instance keeps a session lookup for at most `revocationCacheMs`, which
+ * bounds how long a logout on another instance takes to reach this one. A logout on this
+ * instance evicts the cache at once.
+ */
+export function createTokenService(options: TokenServiceOptions) {
+  const { database, clock, ids, keys } = options
+  const cache = new Map<string, { session: SessionWithEperson | undefined; fetchedAt: number }>()
+
+  async function loadSession(id: string): Promise<SessionWithEperson | undefined> {
+    const nowMs = clock.now().getTime()
+    const cached = cache.get(id)
+    if (cached && nowMs - cached.fetchedAt < options.revocationCacheMs && nowMs >= cached.fetchedAt) return cached.session
+    const session = await findSessionWithEperson(database.db, id)
+    if (options.revocationCacheMs > 0) {
+      if (cache.size >= CACHE_MAX_ENTRIES) {
+        const oldest = cache.keys().next().value
+        if (oldest !== undefined) cache.delete(oldest)
+      }
+      cache.delete(id)
+      cache.set(id, { session, fetchedAt: nowMs })
+    }
+    return session
+  }
+
+  function evictEperson(epersonUuid: string): void {
+    for (const [id, entry] of cache) if (entry.session?.eperson_uuid === epersonUuid) cache.delete(id)
+  }
+
+  function sessionAccepts(session: SessionWithEperson | undefined, claims: TokenClaims, now: Date, requireCurrent: boolean): session is SessionWithEperson {
+    if (!session || session.eperson_uuid !== claims.eid || session.can_log_in !== 1) return false
+    if (now.toISOString() >= session.expires_at) return false
+    if (!requireCurrent) return true
+    if (claims.jti === session.current_jti) return true
+    return claims.jti === session.previous_jti && session.previous_valid_until !== null && now.toISOString() < session.previous_valid_until
+  }
+
+  async function signLogin(claims: TokenClaims): Promise<string> {
+    return signJwt({ ...orderedClaims(claims) }, keys.login)
+  }
+
+  return {
+    /** Starts a session for a successful login and returns its first token. */
+    async startSession(input: { epersonUuid: string; method: string; specialGroups: string[] }, db: DbExecutor = database.db): Promise<string> {
+      const now = clock.now()
+      const expiresAt = new Date(now.getTime() + options.sessionMaxAgeMs)
+      const claims: TokenClaims = {
+        eid: input.epersonUuid,
+        sg: input.specialGroups,
+        authenticationMethod: input.method,
+        iat: seconds(now),
+        exp: Math.min(seconds(now) + Math.floor(options.tokenLifetimeMs / 1000), seconds(expiresAt)),
+        jti: ids.uuid(),
+        sid: ids.uuid(),
+      }
+      await insertSession(db, {
+        id: claims.sid,
+        eperson_uuid: claims.eid,
+        method: claims.authenticationMethod,
+        special_groups: JSON.stringify(claims.sg),
+        created_at: now.toISOString(),
+        expires_at: expiresAt.toISOString(),
+        current_jti: claims.jti,
+        current_iat: claims.iat,
+        current_exp: claims.exp,
+        previous_jti: null,
+        previous_valid_until: null,
+      })
+      return signLogin(claims)
+    },
+
+    /** A login token that is signed, unexpired and still backed by its session; undefined otherwise. */
+    async validateLoginToken(token: string): Promise<ValidatedToken | undefined> {
+      const now = clock.now()
+      const payload = await verifyJwt(token, keys.login, { now })
+      const claims = payload && toClaims(payload)
+      if (!claims) return undefined
+      const session = await loadSession(claims.sid)
+      return sessionAccepts(session, claims, now, true) ? { claims, session } : undefined
+    },
+
+    /** A short-lived token: its own key and `typ`, so a login token never passes here (nor the reverse). */
+    async validateShortLivedToken(token: string): Promise<ValidatedToken | undefined> {
+      const now = clock.now()
+      const payload = await verifyJwt(token, keys.shortLived, { now, type: SHORT_LIVED_TOKEN_TYPE })
+      const claims = payload && toClaims(payload)
+      if (!claims) return undefined
+      const session = await loadSession(claims.sid)
+      return sessionAccepts(session, claims, now, false) ? { claims, session } : undefined
+    },
+
+    async issueShortLived(claims: TokenClaims): Promise<string> {
+      const now = clock.now()
+      // `exp` has whole-second resolution: rounding down keeps the real lifetime at most the configured one.
+      const exp = Math.floor((now.getTime() + options.shortLivedLifetimeMs) / 1000)
+      const shortLived = { ...orderedClaims(claims), iat: seconds(now), exp, jti: ids.uuid() }
+      return signJwt(shortLived, keys.shortLived, { type: SHORT_LIVED_TOKEN_TYPE })
+    },
+
+    /**
+     * Issues the next token of a session. The presented token stays valid for the refresh grace
+     * only. A second refresh of the same token within the grace (two tabs racing) gets the token
+     * the first one got, byte for byte, so both tabs end up holding the live token.
+     */
+    async refresh(claims: TokenClaims): Promise<string | undefined> {
+      const next = await withTransaction(database, async (trx) => {
+        const now = clock.now()
+        const session = await findSessionForUpdate(database, trx, claims.sid)
+        if (!session || session.eperson_uuid !== claims.eid || now.toISOString() >= session.expires_at) return undefined
+        const base = { eid: session.eperson_uuid, sg: JSON.parse(session.special_groups) as string[], authenticationMethod: session.method, sid: session.id }
+        if (claims.jti === session.current_jti) {
+          const iat = seconds(now)
+          const exp = Math.min(iat + Math.floor(options.tokenLifetimeMs / 1000), seconds(new Date(session.expires_at)))
+          if (exp <= iat) return undefined
+          const jti = ids.uuid()
+          const previousValidUntil = new Date(now.getTime() + options.refreshGraceMs).toISOString()
+          if (!(await rotateSession(trx, session.id, session.current_jti, { jti, iat, exp, previousValidUntil }))) return undefined
+          return { ...base, iat, exp, jti }
+        }
+        if (claims.jti === session.previous_jti && session.previous_valid_until !== null && now.toISOString() < session.previous_valid_until) {
+          return { ...base, iat: Number(session.current_iat), exp: Number(session.current_exp), jti: session.current_jti }
+        }
+        return undefined
+      })
+      cache.delete(claims.sid)
+      return next ? signLogin(next) : undefined
+    },
+
+    /** Ends every session of an eperson (logout everywhere, password change, disabling). */
+    async revokeAll(epersonUuid: string, db: DbExecutor = database.db): Promise<number> {
+      const count = await deleteSessionsOf(db, epersonUuid)
+      evictEperson(epersonUuid)
+      return count
+    },
+
+    /** Forgets what this instance knows of an eperson's sessions (after a change made in a transaction). */
+    evictEperson,
+  }
+}
+
+export type TokenService = ReturnType<typeof createTokenService>

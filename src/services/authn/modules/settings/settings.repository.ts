@@ -1,0 +1,21 @@
+import { isUniqueViolation } from '../../../../core/db/errors.ts'
+import type { DbExecutor } from '../../db.ts'
+
+/**
+ * Reads a setting, creating it with `generate()` when it does not exist yet. Several instances
+ * starting together may race: the first insert wins and the others read its value, so every
+ * instance ends up with the same secret.
+ */
+export async function getOrCreateSetting(db: DbExecutor, name: string, generate: () => string): Promise<string> {
+  const existing = await db.selectFrom('authn_settings').select('value').where('name', '=', name).executeTakeFirst()
+  if (existing) return existing.value
+  try {
+    const value = generate()
+    await db.insertInto('authn_settings').values({ name, value }).execute()
+    return value
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error
+    const winner = await db.selectFrom('authn_settings').select('value').where('name', '=', name).executeTakeFirstOrThrow()
+    return winner.value
+  }
+}

@@ -1,0 +1,4 @@
+export interface SettingsTable {
+  name: string
+  value: string
+}

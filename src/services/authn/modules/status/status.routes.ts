@@ -1,0 +1,133 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { apiBase } from '../../context.ts'
+import { authnErrors } from '../../errors.ts'
+import { EpersonSchema, errorResponses, GroupSchema, HAL_CONTENT_TYPE, LinkSchema, pageSchema, toEpersonResponse, toGroupResponse, toPage } from '../../hal.ts'
+import type { Challenge } from '../login/challenge.ts'
+import type { SpecialGroupsService } from '../special-groups/special-groups.service.ts'
+
+const SpecialGroupsPage = pageSchema('specialGroups', GroupSchema)
+
+const StatusResponse = Type.Object({
+  id: Type.Null(),
+  okay: Type.Boolean(),
+  authenticated: Type.Boolean(),
+  authenticationMethod: Type.Union([Type.String(), Type.Null()]),
+  type: Type.Literal('status'),
+  _links: Type.Object({ self: LinkSchema, eperson: LinkSchema, specialGroups: LinkSchema }),
+  _embedded: Type.Optional(
+    Type.Object({
+      eperson: Type.Optional(Type.Union([EpersonSchema, Type.Null()])),
+      specialGroups: Type.Optional(SpecialGroupsPage),
+    }),
+  ),
+})
+
+const AuthnRootResponse = Type.Object({
+  type: Type.Literal('authn'),
+  _links: Type.Object({ login: LinkSchema, logout: LinkSchema, status: LinkSchema, shortlivedtokens: LinkSchema, self: LinkSchema }),
+})
+
+const StatusQuery = Type.Object({
+  projection: Type.Optional(Type.String({ description: '`full` or `default`; both embed eperson and specialGroups' })),
+  embed: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description: 'embed only these (eperson, specialGroups)' })),
+})
+
+const PageQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 20 })),
+  projection: Type.Optional(Type.String()),
+})
+
+const PROJECTIONS = new Set(['full', 'default'])
+const DEFAULT_PAGE_SIZE = 20
+
+export function statusRoutes(deps: { specialGroups: SpecialGroupsService; challenge: Challenge }) {
+  const { specialGroups, challenge } = deps
+
+  async function specialGroupsPage(request: FastifyRequest, page = 0, size = DEFAULT_PAGE_SIZE) {
+    const base = apiBase(request)
+    const rows = await specialGroups.describe(request.authnContext.specialGroups)
+    return toPage(
+      'specialGroups',
+      rows.map((row) => toGroupResponse(base, row)),
+      `${base}/authn/status/specialGroups`,
+      page,
+      size,
+    )
+  }
+
+  return async (scope: FastifyInstance) => {
+    scope.get(
+      '/authn',
+      { schema: { tags: ['authn'], summary: 'Links to the authentication endpoints', response: { 200: AuthnRootResponse } } },
+      async (request, reply) => {
+        const base = `${apiBase(request)}/authn`
+        return reply.type(HAL_CONTENT_TYPE).send({
+          type: 'authn' as const,
+          _links: {
+            login: { href: `${base}/login` },
+            logout: { href: `${base}/logout` },
+            status: { href: `${base}/status` },
+            shortlivedtokens: { href: `${base}/shortlivedtokens` },
+            self: { href: base },
+          },
+        })
+      },
+    )
+
+    scope.get(
+      '/authn/status',
+      {
+        schema: {
+          tags: ['authn'],
+          summary: 'Who the request is authenticated as (always 200)',
+          querystring: StatusQuery,
+          response: { 200: StatusResponse, ...errorResponses(400) },
+        },
+      },
+      async (request, reply) => {
+        const { projection, embed } = request.query as { projection?: string; embed?: string | string[] }
+        if (projection !== undefined && !PROJECTIONS.has(projection)) throw authnErrors.badRequest(`The projection provided is not supported: ${projection}`)
+        const wanted = embed === undefined ? undefined : new Set((Array.isArray(embed) ? embed : [embed]).map((item) => item.split('/')[0]))
+        const context = request.authnContext
+        const base = apiBase(request)
+        const eperson = context.eperson
+        const embedded: { eperson?: ReturnType<typeof toEpersonResponse> | null; specialGroups?: Awaited<ReturnType<typeof specialGroupsPage>> } = {}
+        if (!wanted || wanted.has('eperson')) embedded.eperson = eperson ? toEpersonResponse(base, eperson) : null
+        if (!wanted || wanted.has('specialGroups')) embedded.specialGroups = await specialGroupsPage(request)
+        if (!eperson) reply.header('www-authenticate', challenge(request))
+        return reply.type(HAL_CONTENT_TYPE).send({
+          id: null,
+          okay: true,
+          authenticated: eperson !== undefined,
+          authenticationMethod: eperson ? (context.method ?? null) : null,
+          type: 'status' as const,
+          _links: {
+            // DSpace links a logged-in user's record directly (DSpace#8274 keeps the quirk for anonymous).
+            eperson: { href: eperson ? `${base}/eperson/epersons/${eperson.uuid}` : `${base}/authn/status/eperson` },
+            specialGroups: { href: `${base}/authn/status/specialGroups` },
+            self: { href: `${base}/authn/status` },
+          },
+          ...(Object.keys(embedded).length > 0 ? { _embedded: embedded } : {}),
+        })
+      },
+    )
+
+    scope.get(
+      '/authn/status/specialGroups',
+      {
+        schema: {
+          tags: ['authn'],
+          summary: 'Special groups of this request (login method and client address)',
+          querystring: PageQuery,
+          response: { 200: SpecialGroupsPage },
+        },
+      },
+      async (request, reply) => {
+        const { page, size } = request.query as { page?: number; size?: number }
+        return reply.type(HAL_CONTENT_TYPE).send(await specialGroupsPage(request, page, size))
+      },
+    )
+  }
+}

@@ -1,0 +1,36 @@
+import { lockForUpdate } from '../../../../core/db/transaction.ts'
+import type { AuthnDatabase, DbExecutor } from '../../db.ts'
+
+export interface FailureRow {
+  key: string
+  failures: number
+  last_failure_at: string
+  blocked_until: string | null
+}
+
+export function findFailures(db: DbExecutor, keys: readonly string[]): Promise<FailureRow[]> {
+  return db.selectFrom('authn_login_failures').select(['key', 'failures', 'last_failure_at', 'blocked_until']).where('key', 'in', keys).execute()
+}
+
+export function findFailureForUpdate(database: AuthnDatabase, db: DbExecutor, key: string): Promise<FailureRow | undefined> {
+  return lockForUpdate(
+    database.dialect,
+    db.selectFrom('authn_login_failures').select(['key', 'failures', 'last_failure_at', 'blocked_until']).where('key', '=', key),
+  ).executeTakeFirst()
+}
+
+export async function saveFailure(db: DbExecutor, row: FailureRow, exists: boolean): Promise<void> {
+  if (exists) {
+    await db
+      .updateTable('authn_login_failures')
+      .set({ failures: row.failures, last_failure_at: row.last_failure_at, blocked_until: row.blocked_until })
+      .where('key', '=', row.key)
+      .execute()
+  } else {
+    await db.insertInto('authn_login_failures').values(row).execute()
+  }
+}
+
+export async function deleteFailures(db: DbExecutor, key: string): Promise<void> {
+  await db.deleteFrom('authn_login_failures').where('key', '=', key).execute()
+}

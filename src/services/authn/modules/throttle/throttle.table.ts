@@ -1,0 +1,7 @@
+export interface LoginFailuresTable {
+  /** `account:<email>` or `ip:<address>`. */
+  key: string
+  failures: number
+  last_failure_at: string
+  blocked_until: string | null
+}
