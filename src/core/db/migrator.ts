@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely'
+import { type Kysely, type Migration, type MigrationResultSet, Migrator, PostgresAdapter, sql } from 'kysely'
 
 export type MigrationSet = Record<string, Migration>
 
@@ -9,9 +9,17 @@ export type MigrationSet = Record<string, Migration>
  */
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no app schema.
 export async function migrateToLatest(db: Kysely<any>, service: string, migrations: MigrationSet): Promise<MigrationResultSet> {
+  // Kysely looks for its history table in every schema unless told which one: on PostgreSQL a
+  // same-named table in another schema (another app, or another test's schema) would be taken
+  // for ours and the migrations would never run. Pin it to the schema we work in.
+  const migrationTableSchema =
+    db.getExecutor().adapter instanceof PostgresAdapter
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+      : undefined
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
+    migrationTableSchema,
     migrationTableName: `${service}_migrations`,
     migrationLockTableName: `${service}_migrations_lock`,
   })
