@@ -1,16 +1,19 @@
 import { installErrorHandling } from '../../core/errors/error-handler.ts'
 import type { ServiceDefinition } from '../../core/service.ts'
 import type { AvatarConfig } from './config.ts'
+import { formatAvatarError } from './errors.ts'
 import { migrations } from './migrations/index.ts'
+import { type ConversationProviders, conversationRoutes } from './modules/chat/index.ts'
 
-export const avatarService: ServiceDefinition<AvatarConfig> = {
+export const avatarService: ServiceDefinition<AvatarConfig, ConversationProviders> = {
   name: 'avatar',
   migrations,
-  plugin: () => async (app) => {
+  plugin: (deps) => async (app) => {
     await app.register(
       async (scope) => {
         // The avatar API's errors are always `{detail: string}`.
-        installErrorHandling(scope, (error) => ({ detail: error.message }))
+        installErrorHandling(scope, formatAvatarError)
+        await scope.register(conversationRoutes({ ...deps, config: deps.config.chat }))
       },
       { prefix: '/v1' },
     )

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { defineSection, Env } from '../../core/config/load-config.ts'
+import { buildChatConfig, chatEnvSchema } from './modules/chat/chat.config.ts'
 
 export const avatarSection = defineSection(
   Type.Object({
@@ -9,10 +10,12 @@ export const avatarSection = defineSection(
     AVATAR_ASR_API_KEY: Env.optionalString('an API key of an OpenAI-compatible transcription provider'),
     AVATAR_ASR_BASE_URL: Env.optionalString('an http(s) URL', { pattern: '^https?://.+' }),
     AVATAR_ASR_MODEL: Env.string('a transcription model name', { default: 'whisper-1' }),
+    ...chatEnvSchema,
   }),
   (env) => ({
     llm: { apiKey: env.AVATAR_LLM_API_KEY, baseUrl: env.AVATAR_LLM_BASE_URL, model: env.AVATAR_LLM_MODEL },
     asr: { apiKey: env.AVATAR_ASR_API_KEY, baseUrl: env.AVATAR_ASR_BASE_URL, model: env.AVATAR_ASR_MODEL },
+    chat: buildChatConfig(env),
   }),
 )
 

@@ -1,4 +1,7 @@
 import type { MigrationSet } from '../../../core/db/migrator.ts'
+import * as createChatSessions from './202611220035_create_chat_sessions.ts'
 
 /** Every migration of this service, by name; names sort in the order they run. Never edit one that has shipped. */
-export const migrations: MigrationSet = {}
+export const migrations: MigrationSet = {
+  '202611220035_create_chat_sessions': createChatSessions,
+}

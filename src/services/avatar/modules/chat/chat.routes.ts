@@ -1,0 +1,102 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { createHash } from 'node:crypto'
+import type { FastifyRequest } from 'fastify'
+import { AppError } from '../../../../core/errors/app-error.ts'
+import { type RateLimiter, rateLimitHook } from '../../../../core/http/rate-limit.ts'
+import { openSseStream } from '../../../../core/http/sse.ts'
+import { ErrorSchema, INTERNAL_ERROR_DETAIL } from '../../errors.ts'
+import { strictBodyCompiler } from '../../validation.ts'
+import { ChatReplySchema, chatBodySchema } from './chat.schemas.ts'
+import type { ChatService } from './chat.service.ts'
+
+export interface ChatRoutesOptions {
+  chat: ChatService
+  maxTextLength: number
+  sseHeartbeatMs: number
+  /** Absent when AVATAR_RATE_LIMIT is 0. */
+  limiter?: RateLimiter
+}
+
+/**
+ * The client a request counts against: its API key when it sends one (several users behind
+ * one proxy then keep their own budgets), else its IP address. Keys are hashed so that they
+ * never sit in memory or Redis in the clear.
+ */
+export function rateLimitKey(request: FastifyRequest): string {
+  const header = request.headers['x-api-key']
+  const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1]
+  const key = (typeof header === 'string' && header) || bearer
+  if (key) return `key:${createHash('sha256').update(key).digest('hex').slice(0, 32)}`
+  return `ip:${request.ip}`
+}
+
+const StreamResponse = {
+  description:
+    'A Server-Sent Events stream: `data: {"type":"token","content":…}` events, then one `{"type":"done","replyText","emotion","action"}` ' +
+    'or, if the model fails after tokens were sent, one `{"type":"error","message"}`.',
+  content: { 'text/event-stream': { schema: Type.String() } },
+}
+
+export const chatRoutes: FastifyPluginAsyncTypebox<ChatRoutesOptions> = async (app, options) => {
+  const { chat, limiter } = options
+  const body = chatBodySchema(options.maxTextLength)
+  const onRequest = limiter
+    ? rateLimitHook({
+        limiter,
+        keyOf: rateLimitKey,
+        onExceeded: (result) =>
+          new AppError('rate_limited', `Rate limit exceeded. Try again in ${result.resetSeconds} seconds.`, {
+            status: 429,
+            headers: { 'retry-after': String(result.resetSeconds) },
+          }),
+      })
+    : undefined
+  const errors = { 400: ErrorSchema, 429: ErrorSchema, 500: ErrorSchema }
+
+  app.post(
+    '/chat',
+    {
+      onRequest,
+      validatorCompiler: strictBodyCompiler,
+      schema: {
+        tags: ['avatar'],
+        summary: 'Reply to a message, with an emotion and an action for the avatar',
+        body,
+        response: { 200: ChatReplySchema, ...errors },
+      },
+    },
+    async (request) => chat.reply(await chat.prepare(request.body), { log: request.log }),
+  )
+
+  app.post(
+    '/chat/stream',
+    {
+      onRequest,
+      validatorCompiler: strictBodyCompiler,
+      schema: {
+        tags: ['avatar'],
+        summary: 'Reply to a message as a stream of tokens (Server-Sent Events)',
+        body,
+        produces: ['text/event-stream'],
+        response: { 200: StreamResponse, ...errors },
+      },
+    },
+    async (request, reply) => {
+      // Everything that can fail with a JSON error happens before the stream opens.
+      const prepared = await chat.prepare(request.body)
+      const sse = openSseStream(request, reply, { heartbeatMs: options.sseHeartbeatMs })
+      const send = (data: unknown) => sse.send({ data: JSON.stringify(data) })
+      try {
+        const outcome = await chat.stream(prepared, { log: request.log, signal: sse.signal, onToken: (content) => send({ type: 'token', content }) })
+        if (outcome.type === 'done') await send({ type: 'done', ...outcome.reply })
+        else if (outcome.type === 'error') await send({ type: 'error', message: outcome.message })
+      } catch (error) {
+        request.log.error({ err: error }, 'chat stream failed')
+        await send({ type: 'error', message: INTERNAL_ERROR_DETAIL })
+      } finally {
+        sse.close()
+      }
+    },
+  )
+}

@@ -1,0 +1,44 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { ACTIONS, EMOTIONS } from './chat.constants.ts'
+
+export const SESSION_ID_PATTERN = '^[A-Za-z0-9_.:@-]{1,128}$'
+
+export const SessionIdSchema = Type.String({
+  pattern: SESSION_ID_PATTERN,
+  description: '1 to 128 letters, digits or _ . : @ -',
+})
+
+/** The chat request; `maxTextLength` comes from AVATAR_MAX_TEXT_LENGTH. */
+export function chatBodySchema(maxTextLength: number) {
+  return Type.Object(
+    {
+      sessionId: Type.Optional(SessionIdSchema),
+      userText: Type.String({ minLength: 1, maxLength: maxTextLength, description: `the user's message, 1 to ${maxTextLength} characters` }),
+      meta: Type.Optional(
+        Type.Object(
+          {
+            characterId: Type.Optional(
+              Type.String({ description: 'the character to play (assistant, advisor, companion, service, or an operator-defined one)' }),
+            ),
+          },
+          { additionalProperties: true, description: 'extra context; every key other than characterId is passed to the model' },
+        ),
+      ),
+    },
+    { additionalProperties: true },
+  )
+}
+
+export type ChatBody = Static<ReturnType<typeof chatBodySchema>>
+
+export const ChatReplySchema = Type.Object({
+  replyText: Type.String(),
+  emotion: Type.Union(
+    EMOTIONS.map((value) => Type.Literal(value)),
+    { description: EMOTIONS.join(', ') },
+  ),
+  action: Type.Union(
+    ACTIONS.map((value) => Type.Literal(value)),
+    { description: ACTIONS.join(', ') },
+  ),
+})

@@ -1,0 +1,35 @@
+import { Type } from '@sinclair/typebox'
+import { ACTIONS, EMOTIONS } from '../chat/chat.constants.ts'
+import { SessionIdSchema } from '../chat/chat.schemas.ts'
+
+export const SessionParamsSchema = Type.Object({ session_id: SessionIdSchema })
+
+export const ListSessionsQuerySchema = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'at most this many sessions (all active ones when absent)' })),
+  before: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'the id of the last session of the previous page' })),
+})
+
+export const SessionListSchema = Type.Object({
+  sessions: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      created_at: Type.String({ description: 'ISO 8601' }),
+      message_count: Type.Integer(),
+    }),
+  ),
+})
+
+export const HistorySchema = Type.Object({
+  sessionId: Type.String(),
+  messages: Type.Array(
+    Type.Object({
+      role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
+      content: Type.String(),
+      timestamp: Type.String({ description: 'ISO 8601' }),
+      emotion: Type.Optional(Type.Union(EMOTIONS.map((value) => Type.Literal(value)))),
+      action: Type.Optional(Type.Union(ACTIONS.map((value) => Type.Literal(value)))),
+    }),
+  ),
+})
+
+export const DeletedSchema = Type.Object({ message: Type.String() })

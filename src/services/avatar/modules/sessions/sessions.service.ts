@@ -1,0 +1,115 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../../../core/clock.ts'
+import type { Database } from '../../../../core/db/create-db.ts'
+import { withTransaction } from '../../../../core/db/transaction.ts'
+import { AppError } from '../../../../core/errors/app-error.ts'
+import type { Action, Emotion } from '../chat/chat.constants.ts'
+import * as repository from './sessions.repository.ts'
+import type { ChatTables, MessageRow, NewMessage, SessionRow } from './sessions.table.ts'
+
+export interface SessionsServiceDeps {
+  database: Database
+  clock: Clock
+  sessionTtlMs: number
+  historyLimit: number
+}
+
+export interface HistoryMessage {
+  role: 'user' | 'assistant'
+  content: string
+  timestamp: string
+  emotion?: Emotion
+  action?: Action
+}
+
+/** How often (at most) one instance sweeps expired sessions out of the database. */
+const SWEEP_INTERVAL_MS = 60_000
+
+const sessionNotFound = (id: string) => new AppError('session_not_found', `Session not found: ${id}`, { status: 404 })
+
+export function toHistoryMessage(row: MessageRow): HistoryMessage {
+  const message: HistoryMessage = { role: row.role, content: row.content, timestamp: row.created_at }
+  if (row.role === 'assistant') {
+    message.emotion = (row.emotion ?? 'neutral') as Emotion
+    message.action = (row.action ?? 'idle') as Action
+  }
+  return message
+}
+
+/**
+ * Conversation history kept in the database, so that it survives restarts and every instance
+ * sees the same sessions. A session idle longer than the TTL is treated as gone everywhere
+ * (lists, history, context) and swept away lazily.
+ */
+export function createSessionsService(deps: SessionsServiceDeps) {
+  const database = { db: deps.database.db as Kysely<ChatTables>, dialect: deps.database.dialect }
+  const db = database.db
+  let lastSweep = Number.NEGATIVE_INFINITY
+
+  const cutoff = () => new Date(deps.clock.now().getTime() - deps.sessionTtlMs).toISOString()
+  const isActive = (session: SessionRow) => session.last_active_at >= cutoff()
+
+  async function activeSession(id: string): Promise<SessionRow> {
+    const session = await repository.findSession(db, id)
+    if (!session || !isActive(session)) throw sessionNotFound(id)
+    return session
+  }
+
+  async function sweepIfDue(): Promise<void> {
+    const now = deps.clock.now().getTime()
+    if (now - lastSweep < SWEEP_INTERVAL_MS) return
+    lastSweep = now
+    await repository.deleteIdleSessions(db, cutoff())
+  }
+
+  return {
+    /** The last messages of a session, for the model's context; none for a new or expired session. */
+    async context(id: string): Promise<HistoryMessage[]> {
+      const session = await repository.findSession(db, id)
+      if (!session || !isActive(session)) return []
+      return (await repository.listRecentMessages(db, id, deps.historyLimit)).map(toHistoryMessage)
+    },
+
+    /**
+     * Appends one exchange. A session that expired is started afresh (its old messages are
+     * deleted in the same transaction), so an old id never brings back an old conversation.
+     */
+    async record(id: string, user: { content: string; at: string }, assistant: { content: string; emotion: Emotion; action: Action; at: string }) {
+      const messages: NewMessage[] = [
+        { role: 'user', content: user.content, emotion: null, action: null, created_at: user.at },
+        { role: 'assistant', content: assistant.content, emotion: assistant.emotion, action: assistant.action, created_at: assistant.at },
+      ]
+      await withTransaction(database, async (trx) => {
+        const existing = await repository.findSessionForUpdate(trx, id, database.dialect)
+        if (existing && !isActive(existing)) await repository.deleteSession(trx, id)
+        await repository.appendMessages(trx, id, assistant.at, messages)
+      })
+      await sweepIfDue()
+    },
+
+    async history(id: string): Promise<{ sessionId: string; messages: HistoryMessage[] }> {
+      await activeSession(id)
+      return { sessionId: id, messages: (await repository.listMessages(db, id)).map(toHistoryMessage) }
+    },
+
+    async list(options: { limit?: number; before?: string }) {
+      let before: { createdAt: string; id: string } | undefined
+      if (options.before !== undefined) {
+        const anchor = await repository.findSession(db, options.before)
+        if (!anchor) {
+          throw new AppError('validation_failed', 'before must be the id of a session from the previous page', { status: 400 })
+        }
+        before = { createdAt: anchor.created_at, id: anchor.id }
+      }
+      const rows = await repository.listActiveSessions(db, { cutoff: cutoff(), limit: options.limit, before })
+      return { sessions: rows.map((row) => ({ id: row.id, created_at: row.created_at, message_count: Number(row.message_count) })) }
+    },
+
+    async remove(id: string): Promise<void> {
+      await activeSession(id)
+      if (!(await repository.deleteSession(db, id))) throw sessionNotFound(id)
+    },
+  }
+}
+
+export type SessionsService = ReturnType<typeof createSessionsService>
