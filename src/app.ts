@@ -67,7 +67,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   for (const name of config.core.services) {
     const service = services[name]
     const extra = deps.services?.[name] ?? {}
-    // biome-ignore lint/suspicious/noExplicitAny: each service's own config section and extras match its definition.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each service's own config section and extras match its definition.
     const plugin = (service.plugin as (deps: any) => Parameters<FastifyInstance['register']>[0])({ ...base, ...extra, config: config[name] })
     await app.register(plugin)
   }

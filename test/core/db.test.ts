@@ -6,7 +6,7 @@ import { type MigrationSet, migrateToLatest } from '../../src/core/db/migrator.t
 import { lockForUpdate, withTransaction } from '../../src/core/db/transaction.ts'
 import { createTestDatabase, testDialect } from '../helpers/build-app.ts'
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations are written against no app schema.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are written against no app schema.
 type AnyDb = Kysely<any>
 
 const sampleMigrations: MigrationSet = {

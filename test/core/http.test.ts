@@ -110,7 +110,10 @@ describe('HTTP core', () => {
 describe('cursor pagination', () => {
   it('lists newest first, pages with before, reverses with after, and treats both as an open interval', async (t) => {
     const database = await createTestDatabase(t)
-    await database.db.schema.createTable('items').addColumn('id', 'text', (col) => col.primaryKey()).execute()
+    await database.db.schema
+      .createTable('items')
+      .addColumn('id', 'text', (col) => col.primaryKey())
+      .execute()
     const clock = createManualClock('2026-01-01T00:00:00Z')
     const ids = createIdGenerator(clock)
     const created: string[] = []

@@ -16,7 +16,7 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => {
 })
 
 export interface Database {
-  // biome-ignore lint/suspicious/noExplicitAny: each service narrows this to its own tables.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each service narrows this to its own tables.
   db: Kysely<any>
   dialect: DialectName
   destroy(): Promise<void>

@@ -7,7 +7,7 @@ export type MigrationSet = Record<string, Migration>
  * table, so services can be deployed and migrated independently. Safe to run repeatedly and
  * from several instances at once (Kysely takes a lock table per history table).
  */
-// biome-ignore lint/suspicious/noExplicitAny: migrations are frozen and typed against no app schema.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen and typed against no app schema.
 export async function migrateToLatest(db: Kysely<any>, service: string, migrations: MigrationSet): Promise<MigrationResultSet> {
   // Kysely looks for its history table in every schema unless told which one: on PostgreSQL a
   // same-named table in another schema (another app, or another test's schema) would be taken

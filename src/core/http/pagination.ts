@@ -26,7 +26,7 @@ export function pageQuerySchema(options: { required: boolean; max: number; defau
  * (time-ordered ids). Newest first; `before` and `after` are open bounds; `after` without
  * `before` lists oldest first, so a client walks forward from a known item.
  */
-// biome-ignore lint/suspicious/noExplicitAny: the column belongs to whichever table the caller selects from.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the column belongs to whichever table the caller selects from.
 export function applyPage<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, column: any, page: PageRequest) {
   let paged = query
   if (page.before !== undefined) paged = paged.where(column, '<', page.before)
