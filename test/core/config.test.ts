@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { describe, it } from 'node:test'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { ConfigError, loadConfig } from '../../src/config.ts'
+import { readEnvironment } from '../../src/core/config/load-config.ts'
 
 const triad = new URL('../../bin/triad.js', import.meta.url).pathname
 
@@ -44,6 +48,14 @@ describe('configuration', () => {
   it('rejects a port out of range and a malformed duration', () => {
     assert.throws(() => loadConfig({ PORT: '70000' }), /PORT must be/)
     assert.throws(() => loadConfig({ SHUTDOWN_TIMEOUT: 'soon' }), /SHUTDOWN_TIMEOUT must be a duration/)
+  })
+
+  it('reads a .env file, with the real environment taking precedence', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'triad-env-')), '.env')
+    writeFileSync(file, 'PORT=9100\nLOG_LEVEL=debug\n')
+    const config = loadConfig(readEnvironment({ LOG_LEVEL: 'warn' }, file))
+    assert.equal(config.core.port, 9100)
+    assert.equal(config.core.logLevel, 'warn')
   })
 
   it('returns a frozen object', () => {
