@@ -4,8 +4,10 @@ import type { AvatarConfig } from './config.ts'
 import { formatAvatarError } from './errors.ts'
 import { migrations } from './migrations/index.ts'
 import { type ConversationProviders, conversationRoutes } from './modules/chat/index.ts'
+import { type SpeechProviders, speechPlugin } from './modules/speech/index.ts'
+import { transcriptionPlugin } from './modules/transcription/index.ts'
 
-export const avatarService: ServiceDefinition<AvatarConfig, ConversationProviders> = {
+export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & ConversationProviders> = {
   name: 'avatar',
   migrations,
   plugin: (deps) => async (app) => {
@@ -14,6 +16,8 @@ export const avatarService: ServiceDefinition<AvatarConfig, ConversationProvider
         // The avatar API's errors are always `{detail: string}`.
         installErrorHandling(scope, formatAvatarError)
         await scope.register(conversationRoutes({ ...deps, config: deps.config.chat }))
+        await scope.register(speechPlugin({ config: deps.config.speech, tts: deps.tts }))
+        await scope.register(transcriptionPlugin({ config: deps.config.transcription, asr: deps.asr }))
       },
       { prefix: '/v1' },
     )

@@ -1,0 +1,35 @@
+import type { FastifyPluginAsync } from 'fastify'
+import type { AsrProvider } from '../../providers/asr/asr.port.ts'
+import { createEdgeProvider } from '../../providers/tts/edge.tts.ts'
+import { createEspeakProvider } from '../../providers/tts/espeak.tts.ts'
+import type { TtsProvider } from '../../providers/tts/tts.port.ts'
+import { installSpeechErrorHandling } from './errors.ts'
+import type { SpeechConfig } from './speech.config.ts'
+import { speechRoutes } from './speech.routes.ts'
+import { createSpeechService } from './speech.service.ts'
+
+export { buildSpeechConfig, type SpeechConfig, speechEnvSchema } from './speech.config.ts'
+
+/** The speech providers tests may replace with fakes. */
+export interface SpeechProviders {
+  tts: TtsProvider
+  asr: AsrProvider
+}
+
+/** The provider the configuration asks for; the online one keeps a local one to fall back on. */
+export function createTtsProvider(config: SpeechConfig): TtsProvider {
+  const local = createEspeakProvider({ threads: config.threads })
+  if (config.provider === 'edge') return createEdgeProvider({ ...config.edge, fallback: local })
+  return local
+}
+
+/** Mounts POST /tts and GET /tts/voices (under the service's /v1 scope). */
+export function speechPlugin(deps: { config: SpeechConfig; tts?: TtsProvider }): FastifyPluginAsync {
+  return async (app) => {
+    installSpeechErrorHandling(app)
+    const provider = deps.tts ?? createTtsProvider(deps.config)
+    // A provider we created is ours to close (its worker threads); an injected one is not.
+    if (!deps.tts) app.addHook('onClose', () => provider.close())
+    await app.register(speechRoutes, { service: createSpeechService({ provider }) })
+  }
+}

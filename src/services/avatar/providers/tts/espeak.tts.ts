@@ -1,0 +1,133 @@
+import { availableParallelism } from 'node:os'
+import { MessageChannel } from 'node:worker_threads'
+import { Piscina } from 'piscina'
+import type { EspeakTask } from './espeak.worker.ts'
+import { splitIntoSegments } from './segments.ts'
+import { type ProviderStatus, SynthesisError, type SynthesisRequest, type SynthesisStream, type TtsProvider } from './tts.port.ts'
+import { ESPEAK_SAMPLE_RATE, wavHeader } from './wav.ts'
+
+/** espeak-ng's default speaking rate, in words per minute. */
+const BASE_WPM = 175
+
+export interface EspeakOptions {
+  /** Worker threads; 0 means one per CPU core. */
+  threads?: number
+}
+
+/** espeak-ng's words-per-minute for a rate change in percent, within what it accepts. */
+export function espeakSpeed(ratePercent: number): number {
+  return Math.min(450, Math.max(80, Math.round(BASE_WPM * (1 + ratePercent / 100))))
+}
+
+/**
+ * The local provider: espeak-ng (WebAssembly) in a pool of worker threads, so syntheses run
+ * on every core and never block the event loop. A text is spoken segment by segment; each
+ * segment streams out of its worker while it is synthesised, and the next one starts only
+ * when the reply has taken the previous one, so a request holds at most one segment of audio.
+ */
+export function createEspeakProvider(options: EspeakOptions = {}): TtsProvider {
+  const threads = options.threads && options.threads > 0 ? options.threads : availableParallelism()
+  let pool: Piscina | undefined
+  const getPool = () => {
+    pool ??= new Piscina({
+      filename: new URL('./espeak.worker.ts', import.meta.url).href,
+      minThreads: 0,
+      maxThreads: threads,
+      idleTimeout: 60_000,
+    })
+    return pool
+  }
+
+  const runSegment = (request: SynthesisRequest, text: string): AsyncIterable<Uint8Array> => {
+    const channel = new MessageChannel()
+    const queue: Uint8Array[] = []
+    let wake: (() => void) | undefined
+    // The worker posts `null` after its last chunk, on the same port, so no chunk is lost to
+    // the task's own completion message overtaking it.
+    let ended = false
+    let failure: unknown
+    channel.port1.on('message', (chunk: Uint8Array | null) => {
+      if (chunk === null) ended = true
+      else queue.push(chunk)
+      wake?.()
+    })
+    const task: EspeakTask = {
+      text,
+      voice: request.voice.espeak,
+      speed: espeakSpeed(request.ratePercent),
+      format: request.format,
+      port: channel.port2,
+    }
+    getPool()
+      .run(task, { transferList: [channel.port2], signal: request.signal })
+      .catch((error: unknown) => {
+        failure = error
+        wake?.()
+      })
+    return {
+      async *[Symbol.asyncIterator]() {
+        try {
+          while (true) {
+            const chunk = queue.shift()
+            if (chunk) {
+              yield chunk
+              continue
+            }
+            if (failure) throw new SynthesisError('Speech synthesis failed', { cause: failure })
+            if (ended) return
+            await new Promise<void>((resolve) => {
+              wake = resolve
+            })
+            wake = undefined
+          }
+        } finally {
+          channel.port1.close()
+        }
+      },
+    }
+  }
+
+  return {
+    name: 'espeak',
+    async status(): Promise<ProviderStatus> {
+      return { provider: 'espeak', available: true }
+    },
+    async synthesize(request: SynthesisRequest): Promise<SynthesisStream> {
+      const segments = splitIntoSegments(request.text)
+      if (segments.length === 0) throw new SynthesisError('Nothing to synthesise')
+      async function* all(): AsyncGenerator<Uint8Array> {
+        for (const segment of segments) {
+          if (request.signal?.aborted) return
+          yield* runSegment(request, segment)
+        }
+      }
+      const iterator = all()
+      // Wait for the first audio so that a failure before any byte is an HTTP error.
+      const first = await iterator.next()
+      if (first.done) throw new SynthesisError('Speech synthesis produced no audio')
+
+      if (request.format === 'wav' && segments.length === 1) {
+        // One segment is small (bounded by the segment length): send it with exact sizes.
+        const parts = [first.value]
+        for await (const chunk of { [Symbol.asyncIterator]: () => iterator }) parts.push(chunk)
+        const dataBytes = parts.reduce((sum, part) => sum + part.length, 0)
+        const header = wavHeader(ESPEAK_SAMPLE_RATE, dataBytes)
+        return { provider: 'espeak', length: header.length + dataBytes, chunks: fromArray([header, ...parts]) }
+      }
+      async function* rest(): AsyncGenerator<Uint8Array> {
+        if (request.format === 'wav') yield wavHeader(ESPEAK_SAMPLE_RATE)
+        yield first.value as Uint8Array
+        yield* { [Symbol.asyncIterator]: () => iterator }
+      }
+      return { provider: 'espeak', chunks: rest() }
+    },
+    async close() {
+      await pool?.destroy()
+      pool = undefined
+    },
+  }
+}
+
+async function* fromArray(parts: Uint8Array[]): AsyncGenerator<Uint8Array> {
+  for (const part of parts) yield part
+}

@@ -1,0 +1,47 @@
+import { Mp3Encoder } from '@breezystack/lamejs'
+import { type ProviderStatus, SynthesisError, type SynthesisRequest, type SynthesisStream, type TtsProvider } from './tts.port.ts'
+import { ESPEAK_SAMPLE_RATE, wavHeader } from './wav.ts'
+
+export interface FakeTtsOptions {
+  /** `before`: fail before any audio (→ 502); `during`: fail after the first chunk. */
+  fail?: 'before' | 'during'
+  status?: ProviderStatus
+}
+
+/**
+ * A deterministic provider for tests: a 440 Hz tone lasting 60 ms per character, shortened or
+ * lengthened by the rate, as real WAV or MP3. It records every request it gets.
+ */
+export function createFakeTtsProvider(options: FakeTtsOptions = {}): TtsProvider & { requests: SynthesisRequest[] } {
+  const requests: SynthesisRequest[] = []
+  return {
+    name: 'fake',
+    requests,
+    async status() {
+      return options.status ?? { provider: 'fake', available: true }
+    },
+    async synthesize(request: SynthesisRequest): Promise<SynthesisStream> {
+      requests.push(request)
+      if (options.fail === 'before') throw new SynthesisError('The fake provider was told to fail')
+      const seconds = (request.text.length * 0.06) / (1 + request.ratePercent / 100)
+      const samples = new Int16Array(Math.round(seconds * ESPEAK_SAMPLE_RATE))
+      for (let index = 0; index < samples.length; index++) samples[index] = Math.round(Math.sin((2 * Math.PI * 440 * index) / ESPEAK_SAMPLE_RATE) * 8000)
+      let parts: Uint8Array[]
+      if (request.format === 'wav') {
+        const pcm = new Uint8Array(samples.buffer)
+        parts = [wavHeader(ESPEAK_SAMPLE_RATE, pcm.length), pcm]
+      } else {
+        const encoder = new Mp3Encoder(1, ESPEAK_SAMPLE_RATE, 64)
+        parts = [encoder.encodeBuffer(samples), encoder.flush()]
+      }
+      const fail = options.fail === 'during'
+      async function* chunks(): AsyncGenerator<Uint8Array> {
+        yield parts[0]
+        if (fail) throw new SynthesisError('The fake provider failed mid-stream')
+        for (const part of parts.slice(1)) yield part
+      }
+      return { provider: 'fake', chunks: chunks() }
+    },
+    async close() {},
+  }
+}

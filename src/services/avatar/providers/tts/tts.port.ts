@@ -1,0 +1,52 @@
+import type { CatalogueVoice } from './voices.ts'
+
+export const AUDIO_FORMATS = ['mp3', 'wav'] as const
+export type AudioFormat = (typeof AUDIO_FORMATS)[number]
+
+export const CONTENT_TYPES: Record<AudioFormat, string> = { mp3: 'audio/mpeg', wav: 'audio/wav' }
+
+export interface SynthesisRequest {
+  text: string
+  voice: CatalogueVoice
+  /** Speaking-rate change in percent, −50…+100 (0 is the voice's normal rate). */
+  ratePercent: number
+  format: AudioFormat
+  /** Aborted when the client goes away: stop producing audio. */
+  signal?: AbortSignal
+}
+
+/** Audio as it is produced, plus what is known about it before the first byte. */
+export interface SynthesisStream {
+  /** The provider that really produces this audio (after any fallback). */
+  provider: string
+  /** Total length in bytes when known before streaming (then sent as Content-Length). */
+  length?: number
+  chunks: AsyncIterable<Uint8Array>
+}
+
+export interface ProviderStatus {
+  /** The provider that synthesis really uses now. */
+  provider: string
+  available: boolean
+  /** Why the configured provider is not the one in use, when it is not. */
+  message?: string
+}
+
+/**
+ * The speech-synthesis port. `synthesize` resolves once the first audio is ready (so a
+ * failure before any byte can still become an HTTP error) and rejects with
+ * SynthesisError when the provider cannot produce audio.
+ */
+export interface TtsProvider {
+  readonly name: string
+  status(): Promise<ProviderStatus>
+  synthesize(request: SynthesisRequest): Promise<SynthesisStream>
+  close(): Promise<void>
+}
+
+export class SynthesisError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'SynthesisError'
+  }
+}

@@ -1,0 +1,228 @@
+import multipart from '@fastify/multipart'
+import Fastify from 'fastify'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, it } from 'node:test'
+import { NOT_CONFIGURED_MESSAGE } from '../../../../src/services/avatar/providers/asr/none.asr.ts'
+import { pocketsphinxInstalled } from '../../../../src/services/avatar/providers/asr/pocketsphinx.asr.ts'
+import { buildTestApp, type Cleanup } from '../../../helpers/build-app.ts'
+import { parseWav } from '../speech/audio.ts'
+
+type App = Awaited<ReturnType<typeof buildTestApp>>['app']
+
+const POCKETSPHINX = { command: 'pocketsphinx_continuous', modelDir: '/usr/share/pocketsphinx/model/en-us' }
+const hasPocketsphinx = pocketsphinxInstalled(POCKETSPHINX)
+const hasSox = (() => {
+  try {
+    execFileSync('sox', ['--version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+/** A multipart body as a browser's FormData makes it. */
+async function form(fields: Record<string, string | { bytes: Uint8Array; name: string; type: string }>) {
+  const data = new FormData()
+  for (const [key, value] of Object.entries(fields)) {
+    if (typeof value === 'string') data.append(key, value)
+    else data.append(key, new Blob([value.bytes], { type: value.type }), value.name)
+  }
+  const request = new Request('http://localhost/', { method: 'POST', body: data })
+  return { payload: Buffer.from(await request.arrayBuffer()), headers: { 'content-type': request.headers.get('content-type') ?? '' } }
+}
+
+async function asr(app: App, fields: Parameters<typeof form>[0]) {
+  return app.inject({ method: 'POST', url: '/v1/asr', ...(await form(fields)) })
+}
+
+async function speak(app: App, text: string, format: 'wav' | 'mp3' = 'wav'): Promise<Buffer> {
+  const response = await app.inject({ method: 'POST', url: '/v1/tts', payload: { text, format, voice: 'en-US-GuyNeural' } })
+  assert.equal(response.statusCode, 200)
+  return response.rawPayload
+}
+
+function noRecognizerApp(t: Cleanup) {
+  return buildTestApp(t, { services: ['avatar'], env: { AVATAR_ASR_POCKETSPHINX_MODEL: '/nonexistent/model' } })
+}
+
+describe('speech recognition with nothing configured', () => {
+  it('says it is unavailable and what to configure, and POST /v1/asr answers 503 with the same message', async (t) => {
+    const { app } = await noRecognizerApp(t)
+    const status = await app.inject({ method: 'GET', url: '/v1/asr/status' })
+    assert.equal(status.statusCode, 200)
+    assert.deepEqual(status.json(), { provider: 'none', available: false, message: NOT_CONFIGURED_MESSAGE })
+    assert.match(NOT_CONFIGURED_MESSAGE, /AVATAR_ASR_API_KEY/)
+    const response = await asr(app, { file: { bytes: await speak(app, 'hello'), name: 'a.wav', type: 'audio/wav' } })
+    assert.equal(response.statusCode, 503)
+    assert.deepEqual(response.json(), { detail: NOT_CONFIGURED_MESSAGE })
+  })
+})
+
+describe('speech recognition through an OpenAI-compatible API', () => {
+  async function fakeOpenAi(t: Cleanup, reply: { status: number; body: unknown }) {
+    const seen: Array<{ authorization?: string; model?: string; language?: string; bytes: number; filename: string; format?: string }> = []
+    const server = Fastify()
+    await server.register(multipart)
+    server.post('/v1/audio/transcriptions', async (request, response) => {
+      const entry: (typeof seen)[number] = { authorization: request.headers.authorization, bytes: 0, filename: '' }
+      for await (const part of request.parts()) {
+        if (part.type === 'file') {
+          entry.bytes = (await part.toBuffer()).length
+          entry.filename = part.filename
+        } else if (typeof part.value === 'string') {
+          if (part.fieldname === 'model') entry.model = part.value
+          if (part.fieldname === 'language') entry.language = part.value
+          if (part.fieldname === 'response_format') entry.format = part.value
+        }
+      }
+      seen.push(entry)
+      return response.status(reply.status).send(reply.body)
+    })
+    await server.listen({ port: 0, host: '127.0.0.1' })
+    t.after(() => server.close())
+    const address = server.server.address()
+    assert.ok(address && typeof address === 'object')
+    return { seen, baseUrl: `http://127.0.0.1:${address.port}/v1` }
+  }
+
+  it('sends the upload with the model and language, and answers text, language and duration in seconds', async (t) => {
+    const fake = await fakeOpenAi(t, { status: 200, body: { text: ' 你好，世界 ' } })
+    const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_ASR_API_KEY: 'sk-test', AVATAR_ASR_BASE_URL: fake.baseUrl } })
+    assert.deepEqual((await app.inject({ method: 'GET', url: '/v1/asr/status' })).json(), {
+      provider: 'openai',
+      available: true,
+      message: 'OpenAI-compatible transcription with whisper-1',
+    })
+    const mp3 = await speak(app, 'Hello there, this is a test of the recognizer.', 'mp3')
+    const response = await asr(app, { file: { bytes: mp3, name: 'speech.mp3', type: 'audio/mpeg' }, language: 'zh' })
+    assert.equal(response.statusCode, 200, response.body)
+    const body = response.json()
+    assert.equal(body.text, '你好，世界')
+    assert.equal(body.language, 'zh')
+    assert.equal(typeof body.duration, 'number')
+    assert.ok(body.duration > 1.5 && body.duration < 6, `${body.duration}`)
+    assert.deepEqual(fake.seen, [
+      { authorization: 'Bearer sk-test', model: 'whisper-1', language: 'zh', format: 'json', bytes: mp3.length, filename: 'speech.mp3' },
+    ])
+  })
+
+  it('guesses the language from the transcript when none was asked for', async (t) => {
+    const fake = await fakeOpenAi(t, { status: 200, body: { text: 'good morning' } })
+    const { app } = await buildTestApp(t, {
+      services: ['avatar'],
+      env: { AVATAR_ASR_API_KEY: 'sk-test', AVATAR_ASR_BASE_URL: fake.baseUrl, AVATAR_ASR_MODEL: 'whisper-large-v3' },
+    })
+    const response = await asr(app, { file: { bytes: await speak(app, 'good morning'), name: 'a.wav', type: 'audio/wav' } })
+    assert.equal(response.statusCode, 200)
+    assert.equal(response.json().language, 'en')
+    assert.equal(fake.seen[0].model, 'whisper-large-v3')
+    assert.equal(fake.seen[0].language, undefined)
+  })
+
+  it('answers 502 {detail} when the API fails', async (t) => {
+    const fake = await fakeOpenAi(t, { status: 500, body: { error: { message: 'boom' } } })
+    const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_ASR_API_KEY: 'sk-test', AVATAR_ASR_BASE_URL: fake.baseUrl } })
+    const response = await asr(app, { file: { bytes: await speak(app, 'hello'), name: 'a.wav', type: 'audio/wav' } })
+    assert.equal(response.statusCode, 502)
+    assert.match(response.json().detail, /^Speech recognition failed: the transcription API failed \(HTTP 500\)/)
+  })
+})
+
+describe('speech recognition with local pocketsphinx', { skip: !hasPocketsphinx && 'pocketsphinx is not installed' }, () => {
+  it('is chosen when installed and transcribes English WAV (any rate) with its duration', async (t) => {
+    const { app } = await buildTestApp(t, { services: ['avatar'] })
+    const status = (await app.inject({ method: 'GET', url: '/v1/asr/status' })).json()
+    assert.equal(status.provider, 'pocketsphinx')
+    assert.equal(status.available, true)
+    const wav = await speak(app, 'Hello world. What is the weather today?')
+    const response = await asr(app, { file: { bytes: wav, name: 'hello.wav', type: 'audio/wav' }, language: 'en' })
+    assert.equal(response.statusCode, 200, response.body)
+    const body = response.json()
+    assert.equal(body.language, 'en')
+    // Synthetic speech is recognised loosely; it must still produce words.
+    assert.match(body.text, /[a-z]+/)
+    assert.ok(Math.abs(body.duration - parseWav(wav).seconds) < 0.05, `${body.duration} vs ${parseWav(wav).seconds}`)
+  })
+
+  it('refuses language=zh with 400 saying the local engine is English only', async (t) => {
+    const { app } = await buildTestApp(t, { services: ['avatar'] })
+    const response = await asr(app, { file: { bytes: await speak(app, 'hello'), name: 'a.wav', type: 'audio/wav' }, language: 'zh' })
+    assert.equal(response.statusCode, 400)
+    assert.match(response.json().detail, /English only.*AVATAR_ASR_API_KEY/)
+  })
+
+  it('decodes Ogg Vorbis through sox', { skip: !hasSox && 'sox is not installed' }, async (t) => {
+    const { app } = await buildTestApp(t, { services: ['avatar'] })
+    const dir = mkdtempSync(join(tmpdir(), 'asr-test-'))
+    t.after(() => rmSync(dir, { recursive: true, force: true }))
+    writeFileSync(join(dir, 'in.wav'), await speak(app, 'Good morning to you.'))
+    execFileSync('sox', [join(dir, 'in.wav'), join(dir, 'out.ogg')])
+    const response = await asr(app, { file: { bytes: readFileSync(join(dir, 'out.ogg')), name: 'a.ogg', type: 'audio/ogg' } })
+    assert.equal(response.statusCode, 200, response.body)
+    assert.ok(response.json().duration > 0.5)
+  })
+
+  it('answers 415 for audio it cannot decode here (MP3 without a decoder), naming the way out', async (t) => {
+    const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_ASR_POCKETSPHINX_COMMAND: POCKETSPHINX.command } })
+    const response = await asr(app, { file: { bytes: await speak(app, 'hello there', 'mp3'), name: 'a.mp3', type: 'audio/mpeg' } })
+    // A sox built with MP3 support decodes it; Debian's default sox does not.
+    if (response.statusCode === 200) return
+    assert.equal(response.statusCode, 415, response.body)
+    assert.match(response.json().detail, /cannot decode MPEG audio.*send WAV/)
+  })
+})
+
+describe('POST /v1/asr refuses bad uploads with 400 {detail}', () => {
+  // A recognizer that always works, so only the upload decides.
+  const env = { AVATAR_ASR_API_KEY: 'sk-unused', AVATAR_ASR_BASE_URL: 'http://127.0.0.1:9/v1' }
+  const cases: Array<[string, () => Promise<{ payload: Buffer | string; headers: Record<string, string> }>, RegExp]> = [
+    ['a form without a file', () => form({ language: 'en' }), /file is required/],
+    ['a file under another field name', () => form({ audio: { bytes: new Uint8Array([1, 2, 3]), name: 'a.wav', type: 'audio/wav' } }), /file is required/],
+    ['an empty file', () => form({ file: { bytes: new Uint8Array(0), name: 'a.wav', type: 'audio/wav' } }), /file is empty/],
+    ['a text file', () => form({ file: { bytes: new TextEncoder().encode('just some words, not audio'), name: 'a.wav', type: 'audio/wav' } }), /not audio/],
+    [
+      'a PNG image',
+      () =>
+        form({ file: { bytes: Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex'), name: 'a.png', type: 'image/png' } }),
+      /not audio|accepted formats/,
+    ],
+    ['a JSON body', async () => ({ payload: JSON.stringify({ file: 'x' }), headers: { 'content-type': 'application/json' } }), /multipart\/form-data/],
+    [
+      'a truncated multipart body',
+      async () => ({
+        payload: '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\n\r\nRIFF',
+        headers: { 'content-type': 'multipart/form-data; boundary=xyz' },
+      }),
+      /malformed|file/,
+    ],
+  ]
+  for (const [name, build, detail] of cases) {
+    it(`refuses ${name}`, async (t) => {
+      const { app } = await buildTestApp(t, { services: ['avatar'], env })
+      const response = await app.inject({ method: 'POST', url: '/v1/asr', ...(await build()) })
+      assert.equal(response.statusCode, 400, response.body)
+      assert.deepEqual(Object.keys(response.json()), ['detail'])
+      assert.match(response.json().detail, detail)
+    })
+  }
+
+  it('refuses a language that is not a language code', async (t) => {
+    const { app } = await buildTestApp(t, { services: ['avatar'], env })
+    const response = await asr(app, { file: { bytes: await speak(app, 'hi'), name: 'a.wav', type: 'audio/wav' }, language: 'english please' })
+    assert.equal(response.statusCode, 400)
+    assert.match(response.json().detail, /language must be a language code/)
+  })
+
+  it('refuses a file over 25 MB without reading it all into a 500', async (t) => {
+    const { app } = await buildTestApp(t, { services: ['avatar'], env })
+    const big = new Uint8Array(25 * 1024 * 1024 + 1)
+    big.set(await speak(app, 'hi'))
+    const response = await asr(app, { file: { bytes: big, name: 'big.wav', type: 'audio/wav' } })
+    assert.equal(response.statusCode, 400)
+    assert.match(response.json().detail, /larger than 25 MB/)
+  })
+})
