@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify'
 
 /**
  * Where the service may send a browser after a federated login or a logout: the server's own
- * host, or one of AUTHN_ALLOWED_ORIGINS (DSpace's rule for `redirectUrl`), and only over http(s).
+ * host name, or one of AUTHN_ALLOWED_ORIGINS (DSpace's rule for `redirectUrl`), and only over http(s).
  * A relative path stays on the server and is allowed.
  */
 export function createRedirectGuard(allowedOrigins: readonly string[]) {
@@ -16,7 +16,7 @@ export function createRedirectGuard(allowedOrigins: readonly string[]) {
       return false
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return false
-    return url.host === request.host || allowed.has(url.origin)
+    return url.hostname === request.hostname || allowed.has(url.origin)
   }
 }
 

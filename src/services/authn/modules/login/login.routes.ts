@@ -50,8 +50,12 @@ export function loginRoutes(deps: {
       schema: {
         tags: ['authn'],
         summary: 'Log in with a password, refresh a token, or finish a federated login',
-        body: Type.Optional(LoginBody),
+        body: LoginBody,
         response: { 200: Type.Null({ description: 'The token is in the Authorization response header' }), ...errorResponses(400, 401, 403, 415, 429) },
+      },
+      // A refresh has no body at all; validate it as an empty form.
+      preValidation: async (request) => {
+        request.body ??= {}
       },
       handler: async (request, reply) => {
         const query = request.query as Record<string, unknown>
@@ -61,7 +65,7 @@ export function loginRoutes(deps: {
         }
         const body = request.body as { user?: string; password?: string } | undefined
         const isForm = (request.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')
-        const hasCredentials = body !== undefined && body !== null && (body.user !== undefined || body.password !== undefined)
+        const hasCredentials = body?.user !== undefined || body?.password !== undefined
         if (hasCredentials && !isForm) {
           throw authnErrors.formBodyRequired()
         }
