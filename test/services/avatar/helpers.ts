@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify'
+import { once } from 'node:events'
+import { type IncomingMessage, request as httpRequest } from 'node:http'
 import { type Cleanup, type TestApp, type TestAppOptions, buildTestApp } from '../../helpers/build-app.ts'
 import type { LlmPort } from '../../../src/services/avatar/providers/llm/llm.port.ts'
 
@@ -41,4 +43,53 @@ export function parseSse(text: string): SseEventData[] {
     )
     .filter((data) => data !== '')
     .map((data) => JSON.parse(data) as SseEventData)
+}
+
+export interface StreamEvent extends SseEventData {
+  /** Milliseconds since the request was sent. */
+  at: number
+}
+
+/**
+ * Posts to /v1/chat/stream over a real socket (a fresh connection each time, as a browser's
+ * EventSource polyfill would) and reads events as they arrive. `stopAfter` disconnects the
+ * client after that many events.
+ */
+export async function readStream(baseUrl: string, body: unknown, options: { stopAfter?: number; headers?: Record<string, string> } = {}) {
+  const started = performance.now()
+  const payload = JSON.stringify(body)
+  const request = httpRequest(`${baseUrl}/v1/chat/stream`, {
+    method: 'POST',
+    agent: false,
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': Buffer.byteLength(payload), ...options.headers },
+  })
+  request.end(payload)
+  const [response] = (await once(request, 'response')) as [IncomingMessage]
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(response.headers)) if (typeof value === 'string') headers.set(name, value)
+  const events: StreamEvent[] = []
+  let raw = ''
+  let buffer = ''
+  response.setEncoding('utf8')
+  try {
+    for await (const text of response as AsyncIterable<string>) {
+      raw += text
+      if (!headers.get('content-type')?.startsWith('text/event-stream')) continue
+      buffer += text
+      let end = buffer.indexOf('\n\n')
+      while (end >= 0) {
+        const block = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        for (const event of parseSse(`${block}\n\n`)) events.push({ ...event, at: performance.now() - started })
+        end = buffer.indexOf('\n\n')
+      }
+      if (options.stopAfter !== undefined && events.length >= options.stopAfter) {
+        request.destroy()
+        break
+      }
+    }
+  } catch (error) {
+    if (!request.destroyed) throw error
+  }
+  return { response: { status: response.statusCode ?? 0, headers }, events, raw }
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 
 // Frozen: never edit once shipped; add a new migration instead.
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations are typed against no app schema.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are typed against no app schema.
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('avatar_sessions')
@@ -28,7 +28,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute()
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations are typed against no app schema.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are typed against no app schema.
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('avatar_messages').execute()
   await db.schema.dropTable('avatar_sessions').execute()

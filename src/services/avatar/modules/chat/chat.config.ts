@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox'
+import type { Static, TObject } from '@sinclair/typebox'
 import { parseDuration } from '../../../../core/config/duration.ts'
 import { Env } from '../../../../core/config/load-config.ts'
 import { RATE_LIMIT_PATTERN, parseRateLimit } from '../../../../core/http/rate-limit.ts'
@@ -21,8 +21,7 @@ export const chatEnvSchema = {
   AVATAR_SSE_HEARTBEAT: Env.duration('15s'),
 }
 
-const chatEnvObject = Type.Object(chatEnvSchema)
-type ChatEnv = Static<typeof chatEnvObject>
+type ChatEnv = Static<TObject<typeof chatEnvSchema>>
 
 export function buildChatConfig(env: ChatEnv & { AVATAR_LLM_API_KEY?: string; AVATAR_LLM_BASE_URL?: string; AVATAR_LLM_MODEL?: string }) {
   return {

@@ -72,7 +72,9 @@ export function loadPersonas(options: { file?: string; systemPrompt?: string }):
     try {
       parsed = JSON.parse(readFileSync(options.file, 'utf8'))
     } catch (error) {
-      throw new Error(`AVATAR_CHARACTERS_FILE must be a readable JSON file (${error instanceof Error ? error.message : String(error)})`)
+      throw new Error(`AVATAR_CHARACTERS_FILE must be a readable JSON file (${error instanceof Error ? error.message : String(error)})`, {
+        cause: error,
+      })
     }
     if (!Value.Check(PersonaFileSchema, parsed)) {
       const first = [...Value.Errors(PersonaFileSchema, parsed)][0]
