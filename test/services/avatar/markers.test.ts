@@ -45,6 +45,7 @@ describe('marker protocol', () => {
 
   it('drops an unclosed marker at the end of the reply', () => {
     assert.deepEqual(stripMarkers('Fine. [emotion:hap'), { text: 'Fine.', sawMarker: true })
+    assert.deepEqual(stripMarkers('Fine. [emotion:sad, action:no'), { text: 'Fine.', emotion: 'sad', sawMarker: true })
   })
 
   it('reports no marker when there is none', () => {

@@ -55,7 +55,7 @@ export class MarkerFilter {
       for (const char of held.slice(1)) out += this.#feed(char)
       return out + this.end()
     }
-    if (held) this.#result.sawMarker = true
+    if (held) this.#acceptMarker(held)
     this.#pendingSpace = ''
     return ''
   }
