@@ -16,6 +16,10 @@ import { createOutboxMailer } from './mail/outbox.mailer.ts'
 import { createSmtpMailer } from './mail/smtp.mailer.ts'
 import { appsRoutes } from './modules/apps/apps.routes.ts'
 import { createAppsService, hashKey } from './modules/apps/apps.service.ts'
+import { clientApiPlugin } from './modules/client-payments/client-api.plugin.ts'
+import { hostedPageRoutes } from './modules/hosted-page/hosted-page.routes.ts'
+import { createVaultService } from './modules/vault/vault.service.ts'
+import type { VaultDb } from './modules/vault/vault.table.ts'
 import { disputesRoutes } from './modules/disputes/disputes.routes.ts'
 import { createDisputesService } from './modules/disputes/disputes.service.ts'
 import { loadFxTable } from './modules/ledger/fx.ts'
@@ -116,5 +120,17 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
     await app.register(transactionsRoutes(transactions))
     await app.register(linesRoutes(lines))
     await app.register(disputesRoutes(disputes))
+
+    // The customer side (issue 7): the client API (vault, /payments, 3-D Secure frames) in its
+    // own scope with Paylike's client wire rules, and the hosted payment page.
+    const vault = createVaultService({
+      database: { db: ctx.db as unknown as VaultDb, dialect: ctx.database.dialect },
+      clock: ctx.clock,
+      ids: ctx.ids,
+      configuredKey: deps.config.vaultKey,
+      tokenTtlMs: deps.config.vaultTokenTtlMs,
+    })
+    await app.register(clientApiPlugin(ctx, vault))
+    await app.register(hostedPageRoutes(ctx))
   },
 }

@@ -1,7 +1,9 @@
 import type { MigrationSet } from '../../../core/db/migrator.ts'
 import * as createMerchantApi from './202611220030_create_merchant_api.ts'
+import * as createVault from './202611220100_create_vault.ts'
 
 /** Every migration of this service, by name; names sort in the order they run. Never edit one that has shipped. */
 export const migrations: MigrationSet = {
   '202611220030_create_merchant_api': createMerchantApi,
+  '202611220100_create_vault': createVault,
 }

@@ -1,0 +1,55 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { PaymentsConfig } from '../../config.ts'
+import { CLIENT_ROUTE, clientErrorResponses, preflight } from './client.http.ts'
+import { ChallengeParams, ChallengeResponse, PaymentBody, PaymentResponse } from './client-payments.schemas.ts'
+import type { ClientPaymentsService, RequestSite } from './client-payments.service.ts'
+
+const TAGS = ['payments']
+
+/** The public base URL for frame actions, and the payment page's origin for postMessage. */
+export function requestSite(request: FastifyRequest, config: Pick<PaymentsConfig, 'publicUrl'>): RequestSite {
+  const origin = request.headers.origin
+  return {
+    baseUrl: config.publicUrl ?? `${request.protocol}://${request.host}`,
+    origin: typeof origin === 'string' && /^https?:\/\/[^/\s]+$/.test(origin) ? origin : undefined,
+  }
+}
+
+/** `POST /payments` and the challenge paths it hands out. */
+export function clientPaymentsRoutes(payments: ClientPaymentsService, config: PaymentsConfig): FastifyPluginAsync {
+  return async (scope) => {
+    const app = scope.withTypeProvider<TypeBoxTypeProvider>()
+    app.options('/payments', { schema: { hide: true }, config: { public: true } }, async (_request, reply) => preflight(reply))
+    app.options('/payments/challenges/:name', { schema: { hide: true }, config: { public: true } }, async (_request, reply) => preflight(reply))
+
+    app.post(
+      '/payments',
+      {
+        config: CLIENT_ROUTE,
+        schema: {
+          tags: TAGS,
+          summary: 'Create a customer-initiated payment (client API, Accept-Version: 1): challenges, or the authorization id',
+          body: PaymentBody,
+          response: { 200: PaymentResponse, ...clientErrorResponses },
+        },
+      },
+      async (request) => payments.pay(request.body),
+    )
+
+    app.post(
+      '/payments/challenges/:name',
+      {
+        config: CLIENT_ROUTE,
+        schema: {
+          tags: TAGS,
+          summary: 'Complete a challenge of a payment: the same body as POST /payments',
+          params: ChallengeParams,
+          body: PaymentBody,
+          response: { 200: ChallengeResponse, ...clientErrorResponses },
+        },
+      },
+      async (request) => payments.challenge(request.params.name, request.body, requestSite(request, config)),
+    )
+  }
+}

@@ -1,0 +1,270 @@
+import { createHash } from 'node:crypto'
+import { formatMinor, isCurrencyCode, toMinorUnits } from '../../../../core/money.ts'
+import type { PaymentsContext } from '../../context.ts'
+import type { ProcessingErrorCode } from '../../http/errors.ts'
+import type { CardProcessor } from '../../processors/card-processor.port.ts'
+import type { SandboxCardsTable } from '../../tables.ts'
+import { hasRate } from '../ledger/fx.ts'
+import { challengeCode, type HintKind, signFrameData, signHint, verifyHints } from '../tds/tds.signing.ts'
+import { cardExpiry, recordTransaction } from '../transactions/transactions.service.ts'
+import { luhnValid, schemeOf, type SchemeName, TEST_CARD_NUMBERS } from '../vault/cards.ts'
+import type { Sealer } from '../vault/vault.crypto.ts'
+import type { VaultService } from '../vault/vault.service.ts'
+import { clientErrors } from './client.errors.ts'
+import { type ClientMerchant, findMerchantByKey } from './client-payments.repository.ts'
+import type { ChallengeResponse, MoneyInput, PaymentBody, PaymentResponse, TestScenario } from './client-payments.schemas.ts'
+
+/** Where the request came from, for the frames' URLs and their postMessage target. */
+export interface RequestSite {
+  /** The public base URL of this service (PAYMENTS_PUBLIC_URL, or the request's own). */
+  baseUrl: string
+  /** The Origin header of the page running the payment, when it sent a sane one. */
+  origin: string | undefined
+}
+
+type SandboxState = Partial<Omit<SandboxCardsTable, 'card_ref' | 'updated'>>
+type SandboxProcessor = CardProcessor & { setCardState(ref: string, state: SandboxState): Promise<void> }
+
+const CHALLENGES = {
+  'tds-fingerprint': { name: 'tds-fingerprint', type: 'background-iframe', path: '/payments/challenges/tds-fingerprint' },
+  'tds-challenge': { name: 'tds-challenge', type: 'iframe', path: '/payments/challenges/tds-challenge' },
+} as const
+type ChallengeName = keyof typeof CHALLENGES
+
+const FINGERPRINT_TIMEOUT_MS = 10_000
+const DESCRIPTOR = /^[\x20-\x7E]{2,}$/
+
+/** A payment request, checked and resolved: the merchant, the amount, the opened tokens and the card. */
+interface CheckedPayment {
+  merchant: ClientMerchant
+  test: TestScenario | undefined
+  amount: number
+  currency: string
+  numberToken: { hash: string; path: string }
+  codeToken: { hash: string; path: string } | undefined
+  card: { number: string; bin: string; last4: string; scheme: SchemeName; expiry: string }
+  fingerprint: string
+  proven: Set<HintKind>
+}
+
+/**
+ * The client payment API (Paylike's `POST /payments`): the merchant is named by its public
+ * key, card data arrives as vault tokens, and the answer is either challenges to complete or
+ * the final `{authorizationId}`. In test mode 3-D Secure is simulated with real frames
+ * (modules/tds); the `test` object decides every outcome. Rules in the order the real API
+ * applies them: version, body, key, test mode, amount, tokens, card scheme, 3-D Secure, then
+ * the acquirer (outside any database transaction) and the transaction record.
+ */
+export function createClientPaymentsService(ctx: PaymentsContext, vault: VaultService) {
+  async function check(body: PaymentBody, sealer: Sealer): Promise<CheckedPayment> {
+    const merchant = await findMerchantByKey(ctx.db, body.integration.key)
+    if (!merchant) throw clientErrors.integrationKeyUnknown()
+    if (merchant.test === 1 && body.test === undefined)
+      throw clientErrors.testModeMixed('the merchant is in test mode, so the payment needs a `test` object (it may be {})')
+    if (merchant.test === 0 && body.test !== undefined) throw clientErrors.testModeMixed('the merchant is live, so the payment must not carry a `test` object')
+    const test = body.test
+
+    const { amount, currency } = minorAmount(body.amount, merchant.currency, 'amount')
+    if (!hasRate(ctx.fx, currency)) throw clientErrors.requestInvalid(`payments in ${currency} are not supported`)
+
+    const numberToken = await vault.redeem(tokenOf(body.card.number), 'pcn', 'card.number')
+    const codeToken = body.card.code === undefined ? undefined : await vault.redeem(tokenOf(body.card.code), 'pcsc', 'card.code')
+    const number = numberToken.value
+
+    let scheme: SchemeName
+    if (test?.card?.scheme === 'unsupported') throw clientErrors.schemeUnsupported(schemeLabel(number))
+    if (test?.card?.scheme === 'unknown') throw clientErrors.schemeUnknown()
+    if (TEST_CARD_NUMBERS.has(number) && !luhnValid(number)) {
+      // Paylike's documented test numbers are no real cards: test mode only, and Visa there.
+      if (!test) throw clientErrors.cardNumberInvalid()
+      scheme = 'visa'
+    } else {
+      const found = schemeOf(number)
+      if (!found.supported) throw found.name === undefined ? clientErrors.schemeUnknown() : clientErrors.schemeUnsupported(found.name)
+      scheme = found.scheme
+    }
+
+    const fingerprint = paymentFingerprint(body)
+    return {
+      merchant,
+      test,
+      amount,
+      currency,
+      numberToken: { hash: numberToken.hash, path: 'card.number' },
+      codeToken: codeToken && { hash: codeToken.hash, path: 'card.code' },
+      card: { number, bin: number.slice(0, 6), last4: number.slice(-4), scheme, expiry: cardExpiry(body.card.expiry.year, body.card.expiry.month) },
+      fingerprint,
+      proven: verifyHints(sealer, body.hints ?? [], fingerprint, ctx.clock.now(), ctx.config.vaultTokenTtlMs),
+    }
+  }
+
+  /** The challenge still to complete, or undefined when the payment can be authorized. */
+  function nextChallenge(payment: CheckedPayment): ChallengeName | undefined {
+    if (payment.merchant.test === 0) return undefined
+    const tds = payment.test?.tds ?? {}
+    if (tds.fingerprint !== 'unavailable' && !payment.proven.has('tds-fp-start')) return 'tds-fingerprint'
+    if (payment.proven.has('tds-challenge-rejected')) return undefined
+    if (tds.challenge !== false && !payment.proven.has('tds-challenge-approved')) return 'tds-challenge'
+    return undefined
+  }
+
+  /** The 3-D Secure outcome of a test payment once its challenges are done. */
+  function tdsOutcome(payment: CheckedPayment): 'full' | 'attempt' | null {
+    if (payment.merchant.test === 0) return null
+    if (payment.proven.has('tds-challenge-rejected')) throw clientErrors.tdsFailed()
+    const status = payment.test?.tds?.status ?? 'authenticated'
+    if (status === 'rejected') throw clientErrors.tdsFailed()
+    const outcome = status === 'authenticated' ? 'full' : 'attempt'
+    if (outcome === 'attempt' && payment.merchant.tds_mode === 'full') throw clientErrors.tdsRequired()
+    return outcome
+  }
+
+  async function authorize(body: PaymentBody, payment: CheckedPayment): Promise<string> {
+    const tds = tdsOutcome(payment)
+    const scenario = payment.test?.card
+    if (scenario?.code === 'invalid') throw clientErrors.securityCodeInvalid()
+    const sandboxState = scenario ? sandboxStateOf(scenario) : undefined
+
+    // Spent first, all or none: a second request racing with the same tokens stops here.
+    await vault.spend(payment.codeToken ? [payment.numberToken, payment.codeToken] : [payment.numberToken])
+    const ref = await vault.storeCard(payment.card.number)
+    const processor = ctx.processor as Partial<SandboxProcessor>
+    if (payment.merchant.test === 1 && sandboxState && typeof processor.setCardState === 'function') {
+      await processor.setCardState(ref, sandboxState)
+    }
+    const descriptor = body.text && DESCRIPTOR.test(body.text.slice(0, 22)) ? body.text.slice(0, 22) : payment.merchant.descriptor
+    const card = { ref, bin: payment.card.bin, last4: payment.card.last4, expiry: payment.card.expiry, scheme: payment.card.scheme }
+    const result = await ctx.processor.authorize({
+      merchant: { id: payment.merchant.id, test: payment.merchant.test === 1, descriptor: payment.merchant.descriptor },
+      card,
+      amount: payment.amount,
+      currency: payment.currency,
+      descriptor,
+      recurring: false,
+    })
+    if (!result.approved) throw declineError(result.code, scenario?.status, result.message)
+    const row = await recordTransaction(ctx, {
+      merchant: { id: payment.merchant.id, test: payment.merchant.test, descriptor: payment.merchant.descriptor },
+      amount: payment.amount,
+      currency: payment.currency,
+      descriptor,
+      card: { ...card, codePresent: payment.codeToken !== undefined },
+      custom: body.custom,
+      text: body.text,
+      tds,
+      recurring: false,
+    })
+    return row.id
+  }
+
+  return {
+    /** `POST /payments`: the next challenges, or the authorization. */
+    async pay(body: PaymentBody): Promise<PaymentResponse> {
+      const payment = await check(body, await vault.sealer())
+      const next = nextChallenge(payment)
+      if (next) return { challenges: [{ ...CHALLENGES[next] }] }
+      const id = await authorize(body, payment)
+      return { authorizationId: id, transactionId: id }
+    },
+
+    /** `POST /payments/challenges/:name`: what the client needs to complete that challenge. */
+    async challenge(name: string, body: PaymentBody, site: RequestSite): Promise<ChallengeResponse> {
+      const sealer = await vault.sealer()
+      const payment = await check(body, sealer)
+      const next = nextChallenge(payment)
+      if (next === undefined || next !== name) throw clientErrors.challengeUnavailable()
+      const now = ctx.clock.now()
+      const frame = { p: payment.fingerprint, o: site.origin ?? '*', t: now.getTime() }
+      if (next === 'tds-fingerprint') {
+        return {
+          action: `${site.baseUrl}/payments/tds/fingerprint`,
+          method: 'POST',
+          fields: { threeDSMethodData: signFrameData(sealer, 'tds-method', { ...frame, mode: payment.test?.tds?.fingerprint ?? 'success' }) },
+          timeout: FINGERPRINT_TIMEOUT_MS,
+          hints: [signHint(sealer, 'tds-fp-start', payment.fingerprint, now)],
+        }
+      }
+      const creq = signFrameData(sealer, 'tds-creq', {
+        ...frame,
+        amount: formatMinor(payment.amount, payment.currency),
+        merchant: payment.merchant.name ?? payment.merchant.descriptor,
+        mode: `${payment.card.scheme}:${payment.card.last4}`,
+      })
+      return { action: `${site.baseUrl}/payments/tds/challenge`, method: 'POST', fields: { creq }, width: 390, height: 400, hints: [] }
+    },
+
+    /** For the challenge frame: the one-time code of a signed challenge request. */
+    challengeCode: async (creq: string) => challengeCode(await vault.sealer(), creq),
+  }
+}
+
+export type ClientPaymentsService = ReturnType<typeof createClientPaymentsService>
+
+function tokenOf(ref: string | { token: string }): string {
+  return typeof ref === 'string' ? ref : ref.token
+}
+
+/** Minor units of a Money input, exactly; refuses unknown currencies, currencies without an exchange rate, and excess precision. */
+function minorAmount(money: MoneyInput | undefined, fallbackCurrency: string, path: string): { amount: number; currency: string } {
+  if (money === undefined) return { amount: 0, currency: fallbackCurrency }
+  const amount = toMoney(money, path)
+  if (amount === 0) throw clientErrors.requestInvalid(`\`${path}\` must be positive`)
+  return { amount, currency: money.currency }
+}
+
+function toMoney(money: MoneyInput, path: string): number {
+  if (!isCurrencyCode(money.currency)) throw clientErrors.requestInvalid(`\`${path}.currency\` ${money.currency} is not an ISO 4217 currency`)
+  const minor = toMinorUnits(money.value, money.exponent, money.currency)
+  if (minor === undefined) throw clientErrors.requestInvalid(`\`${path}\` has more precision than ${money.currency} allows`)
+  return minor
+}
+
+/** The sandbox acquirer's state of a new card, from the payment's `test.card` object. */
+function sandboxStateOf(card: NonNullable<TestScenario['card']>): SandboxState {
+  const state: SandboxState = { status: card.status ?? 'valid' }
+  if (card.balance) state.balance_currency = card.balance.currency
+  if (card.balance) state.balance = toMoney(card.balance, 'test.card.balance')
+  if (card.limit) state.limit_currency = card.limit.currency
+  if (card.limit) state.limit_amount = toMoney(card.limit, 'test.card.limit')
+  return state
+}
+
+/** Paylike's client status code for an acquirer decline (paylike/processing-errors codes). */
+function declineError(code: ProcessingErrorCode, status: string | undefined, message: string | undefined) {
+  switch (code) {
+    case 6:
+      return clientErrors.cardExpired()
+    case 7:
+      return clientErrors.insufficientFunds()
+    case 9:
+      return clientErrors.cardDisabled()
+    case 10:
+      if (status === 'lost') return clientErrors.cardLost()
+      if (status === 'invalid') return clientErrors.cardNumberInvalid()
+      return clientErrors.rejectedByIssuer()
+    case 25:
+      return clientErrors.amountLimit()
+    case 8:
+      return clientErrors.rejectedByIssuer()
+    case 11:
+      return clientErrors.rejected()
+    default:
+      return clientErrors.methodError(message)
+  }
+}
+
+/** A name for the card in a "not supported" message. */
+function schemeLabel(number: string): string {
+  const found = schemeOf(number)
+  if (found.supported) return found.scheme === 'visa' ? 'Visa' : 'Mastercard'
+  return found.name ?? 'This card'
+}
+
+/**
+ * What a hint is bound to: the payment without its hints. Tokens are in it, so a hint
+ * gathered for one card cannot be replayed with another.
+ */
+function paymentFingerprint(body: PaymentBody): string {
+  const { hints: _hints, ...rest } = body
+  return createHash('sha256').update(JSON.stringify(rest)).digest('base64url')
+}

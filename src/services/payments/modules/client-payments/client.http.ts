@@ -1,0 +1,52 @@
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import fastJsonStringify, { type Schema } from 'fast-json-stringify'
+import { installErrorHandling } from '../../../../core/errors/error-handler.ts'
+import { clientErrors, ClientErrorSchema, formatClientError } from './client.errors.ts'
+
+/**
+ * The wire rules of Paylike's client-side APIs, for one encapsulated scope:
+ * - every JSON value ends with a newline (the clients read newline-delimited JSON and drop a
+ *   last line without one), errors included;
+ * - `Accept-Version: 1` is required on the JSON routes (VERSION_MISSING / VERSION_UNSUPPORTED);
+ * - CORS is open to any origin, because these routes are called from shoppers' browsers on the
+ *   merchant's site and carry no credentials. @fastify/cors is not used: its preflight route is
+ *   `OPTIONS *` for the whole server, which would open the merchant API's preflights too.
+ */
+export function installClientWire(scope: FastifyInstance): void {
+  installErrorHandling(scope, formatClientError, { notFound: false })
+  scope.setSerializerCompiler(({ schema }) => {
+    const serialize = fastJsonStringify(schema as Schema) as (data: unknown) => string
+    return (data) => `${serialize(data)}\n`
+  })
+  scope.setReplySerializer((payload) => `${JSON.stringify(payload)}\n`)
+  scope.addHook('onRequest', async (request, reply) => {
+    reply.header('access-control-allow-origin', '*')
+    reply.header('access-control-expose-headers', 'X-Request-Id')
+    reply.header('vary', 'Origin')
+    if (request.method === 'OPTIONS') return
+    const config = request.routeOptions.config as { clientApi?: boolean } | undefined
+    if (!config?.clientApi) return
+    const version = request.headers['accept-version']
+    const value = Array.isArray(version) ? version[0] : version
+    if (value === undefined || value.trim() === '') throw clientErrors.versionMissing()
+    if (value.trim() !== '1') throw clientErrors.versionUnsupported(value)
+  })
+}
+
+/** The preflight answer for one client route (registered per path, never `OPTIONS *`). */
+export function preflight(reply: FastifyReply) {
+  return reply
+    .code(204)
+    .header('access-control-allow-methods', 'POST, OPTIONS')
+    .header('access-control-allow-headers', 'Accept-Version, Content-Type, X-Client, Accept')
+    .header('access-control-max-age', '86400')
+    .send()
+}
+
+/** Route `config` of a versioned client JSON route; `public` skips the merchant API's Basic auth. */
+export const CLIENT_ROUTE = { public: true, clientApi: true }
+
+export const clientErrorResponses = {
+  400: ClientErrorSchema,
+  500: ClientErrorSchema,
+}

@@ -1,0 +1,39 @@
+import type { Kysely } from 'kysely'
+import type { PaymentsTables } from '../../tables.ts'
+
+// Row types of the vault's tables (migration 202611220100_create_vault). `sealed` columns hold
+// AES-256-GCM ciphertext (vault.crypto.ts), never a card number or security code in clear.
+
+export type VaultTokenType = 'pcn' | 'pcsc'
+
+export interface VaultKeysTable {
+  id: string
+  secret: string
+  created: string
+}
+
+export interface VaultTokensTable {
+  /** SHA-256 of the token: the token itself is never stored. */
+  token_hash: string
+  type: VaultTokenType
+  sealed: string
+  created: string
+  expires: string
+  used: number
+}
+
+export interface VaultCardsTable {
+  /** The `card_ref` of transactions: `vcard_` and 24 hex digits. */
+  id: string
+  sealed: string
+  created: string
+}
+
+export interface VaultTables {
+  payments_vault_keys: VaultKeysTable
+  payments_vault_tokens: VaultTokensTable
+  payments_vault_cards: VaultCardsTable
+}
+
+/** The payments database seen with the vault's tables. */
+export type VaultDb = Kysely<PaymentsTables & VaultTables>
