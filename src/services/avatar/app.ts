@@ -6,6 +6,7 @@ import { migrations } from './migrations/index.ts'
 import { type ConversationProviders, conversationRoutes } from './modules/chat/index.ts'
 import { type SpeechProviders, speechPlugin } from './modules/speech/index.ts'
 import { transcriptionPlugin } from './modules/transcription/index.ts'
+import { pageRoutes } from './modules/page/index.ts'
 
 export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & ConversationProviders> = {
   name: 'avatar',
@@ -21,5 +22,6 @@ export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & Co
       },
       { prefix: '/v1' },
     )
+    await app.register(pageRoutes)
   },
 }
