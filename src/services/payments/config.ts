@@ -21,8 +21,14 @@ export const paymentsSection = defineSection(
       default: '24h',
       description: 'how long an Idempotency-Key replays its first response, e.g. 24h',
     }),
-    PAYMENTS_VAULT_TOKEN_TTL: Type.String({ pattern: DURATION_PATTERN, default: '30m', description: 'how long a vault token (POST /vault) can be used, e.g. 30m' }),
-    PAYMENTS_PUBLIC_URL: Env.optionalString('the public base URL of the payments service, e.g. https://pay.example.com (unset: taken from each request)', { pattern: '^https?://' }),
+    PAYMENTS_VAULT_TOKEN_TTL: Type.String({
+      pattern: DURATION_PATTERN,
+      default: '30m',
+      description: 'how long a vault token (POST /vault) can be used, e.g. 30m',
+    }),
+    PAYMENTS_PUBLIC_URL: Env.optionalString('the public base URL of the payments service, e.g. https://pay.example.com (unset: taken from each request)', {
+      pattern: '^https?://',
+    }),
   }),
   (env) => ({
     vaultKey: env.PAYMENTS_VAULT_KEY,

@@ -8,7 +8,7 @@ import type { DisputesTable, FraudsTable, PaymentsDb } from '../../tables.ts'
 import { disputeLossEffect, postLine } from '../ledger/ledger.ts'
 import { findMerchant } from '../merchants/merchants.repository.ts'
 import type { MerchantsService } from '../merchants/merchants.service.ts'
-import { findTransaction, findTransactionForUpdate, insertTrail, updateCounters } from '../transactions/transactions.repository.ts'
+import { findTransaction, findTransactionForUpdate, insertTrail, writeCounters } from '../transactions/transactions.repository.ts'
 import { trailRow } from '../transactions/transactions.service.ts'
 import { DISPUTE_REASONS, type DisputeDto, type DisputeReasonCode, FRAUD_REASONS, type FraudDto } from './disputes.schemas.ts'
 
@@ -120,8 +120,12 @@ export function createDisputesService(ctx: PaymentsContext, merchants: Merchants
         }
         await trx.insertInto('payments_disputes').values(dispute).execute()
         const noEffect = { converted: 0, feeFlat: 0, feeRate: 0, balance: 0 }
-        await insertTrail(trx, trailRow(ctx.ids, row.id, 'dispute', dispute.created, amount, noEffect, null, null, { id: dispute.id, outcome: null }))
-        await updateCounters(trx, row.id, { disputed_amount: row.disputed_amount + amount })
+        await insertTrail(
+          trx,
+          ctx.database.dialect,
+          trailRow(ctx.ids, row.id, 'dispute', dispute.created, amount, noEffect, null, null, { id: dispute.id, outcome: null }),
+        )
+        await writeCounters(trx, ctx.database.dialect, { ...row, disputed_amount: row.disputed_amount + amount })
         return toDispute(dispute)
       })
     },
@@ -147,7 +151,7 @@ export function createDisputesService(ctx: PaymentsContext, merchants: Merchants
           const merchant = await findMerchant(trx, row.merchant_id)
           if (!merchant) throw notFound('Merchant')
           effect = disputeLossEffect({ fx: ctx.fx, markupPpm: ctx.config.fxMarkupPpm }, merchant, dispute.amount, row.currency)
-          lineId = await postLine(trx, ctx.ids, {
+          lineId = await postLine(trx, ctx.database.dialect, ctx.ids, {
             merchant,
             kind: 'dispute',
             effect,
@@ -156,9 +160,13 @@ export function createDisputesService(ctx: PaymentsContext, merchants: Merchants
             amount: { currency: row.currency, amount: dispute.amount },
             description: `Dispute ${dispute.id} lost`,
           })
-          await updateCounters(trx, row.id, { lost_amount: row.lost_amount + dispute.amount })
+          await writeCounters(trx, ctx.database.dialect, { ...row, lost_amount: row.lost_amount + dispute.amount })
         }
-        await insertTrail(trx, trailRow(ctx.ids, row.id, 'dispute', created, dispute.amount, effect, null, lineId, { id: dispute.id, outcome }))
+        await insertTrail(
+          trx,
+          ctx.database.dialect,
+          trailRow(ctx.ids, row.id, 'dispute', created, dispute.amount, effect, null, lineId, { id: dispute.id, outcome }),
+        )
         await trx.updateTable('payments_disputes').set({ outcome, decided: created }).where('id', '=', disputeId).execute()
         return toDispute({ ...dispute, outcome, decided: created })
       })

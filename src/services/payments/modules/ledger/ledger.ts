@@ -1,6 +1,7 @@
 import type { IdGenerator } from '../../../../core/ids.ts'
-import type { LineKind, MerchantRow, PaymentsDb } from '../../tables.ts'
-import { addToBalance } from '../merchants/merchants.repository.ts'
+import type { DialectName } from '../../../../core/db/create-db.ts'
+import { prepared } from '../../prepared.ts'
+import type { LineKind, LineRow, MerchantRow, PaymentsDb } from '../../tables.ts'
 import { convert, type FxTable, rateOf } from './fx.ts'
 
 /** The effect of one money movement on the merchant's balance, in the merchant's currency. */
@@ -13,6 +14,9 @@ export interface BalanceEffect {
   balance: number
 }
 
+/** What the ledger needs of a merchant. */
+export type LedgerMerchant = Pick<MerchantRow, 'id' | 'test' | 'currency' | 'fee_rate_ppm' | 'fee_flat' | 'dispute_fee'>
+
 export interface LedgerRules {
   fx: FxTable
   markupPpm: number
@@ -22,7 +26,7 @@ export interface LedgerRules {
  * A capture credits the merchant: the amount converted into the funding currency (markup off,
  * rounded down), less the flat fee and the rate fee (rate × converted, rounded up).
  */
-export function captureEffect(rules: LedgerRules, merchant: MerchantRow, amount: number, currency: string): BalanceEffect {
+export function captureEffect(rules: LedgerRules, merchant: LedgerMerchant, amount: number, currency: string): BalanceEffect {
   const converted = convert(rules.fx, amount, currency, merchant.currency, { markupPpm: rules.markupPpm, direction: 'credit' })
   const feeFlat = merchant.fee_flat
   const feeRate = rateOf(converted, merchant.fee_rate_ppm)
@@ -30,19 +34,19 @@ export function captureEffect(rules: LedgerRules, merchant: MerchantRow, amount:
 }
 
 /** A refund debits the merchant the converted amount (markup on, rounded up); fees are not returned. */
-export function refundEffect(rules: LedgerRules, merchant: MerchantRow, amount: number, currency: string): BalanceEffect {
+export function refundEffect(rules: LedgerRules, merchant: LedgerMerchant, amount: number, currency: string): BalanceEffect {
   const converted = convert(rules.fx, amount, currency, merchant.currency, { markupPpm: rules.markupPpm, direction: 'debit' })
   return { converted, feeFlat: 0, feeRate: 0, balance: -converted }
 }
 
 /** A lost dispute debits the disputed amount (as a refund) plus the merchant's dispute fee. */
-export function disputeLossEffect(rules: LedgerRules, merchant: MerchantRow, amount: number, currency: string): BalanceEffect {
+export function disputeLossEffect(rules: LedgerRules, merchant: LedgerMerchant, amount: number, currency: string): BalanceEffect {
   const converted = convert(rules.fx, amount, currency, merchant.currency, { markupPpm: rules.markupPpm, direction: 'debit' })
   return { converted, feeFlat: merchant.dispute_fee, feeRate: 0, balance: -converted - merchant.dispute_fee }
 }
 
 export interface PostLineInput {
-  merchant: MerchantRow
+  merchant: LedgerMerchant
   kind: LineKind
   effect: BalanceEffect
   created: string
@@ -56,24 +60,45 @@ export interface PostLineInput {
  * the database transaction that makes the movement, so the sum of a merchant's lines always
  * equals its balance.
  */
-export async function postLine(db: PaymentsDb, ids: IdGenerator, input: PostLineInput): Promise<string> {
+const lineInsert = prepared<keyof LineRow, never>((db, p) =>
+  db.insertInto('payments_lines').values({
+    id: p.id,
+    merchant_id: p.merchant_id,
+    test: p.test,
+    created: p.created,
+    kind: p.kind,
+    balance: p.balance,
+    fee: p.fee,
+    description: p.description,
+    transaction_id: p.transaction_id,
+    amount_currency: p.amount_currency,
+    amount: p.amount,
+  }),
+)
+
+// An in-place addition: no read, so no lock on the merchant row is needed beyond the update's own.
+const balanceMove = prepared<'id' | 'delta', never>((db, p) =>
+  db
+    .updateTable('payments_merchants')
+    .set((eb) => ({ balance: eb('balance', '+', p.delta) }))
+    .where('id', '=', p.id),
+)
+
+export async function postLine(db: PaymentsDb, dialect: DialectName, ids: IdGenerator, input: PostLineInput): Promise<string> {
   const id = ids.timeOrdered()
-  await db
-    .insertInto('payments_lines')
-    .values({
-      id,
-      merchant_id: input.merchant.id,
-      test: input.merchant.test,
-      created: input.created,
-      kind: input.kind,
-      balance: input.effect.balance,
-      fee: input.effect.feeFlat + input.effect.feeRate,
-      description: input.description ?? null,
-      transaction_id: input.transactionId,
-      amount_currency: input.amount?.currency ?? null,
-      amount: input.amount?.amount ?? null,
-    })
-    .execute()
-  await addToBalance(db, input.merchant.id, input.effect.balance)
+  await lineInsert(db, dialect, {
+    id,
+    merchant_id: input.merchant.id,
+    test: input.merchant.test,
+    created: input.created,
+    kind: input.kind,
+    balance: input.effect.balance,
+    fee: input.effect.feeFlat + input.effect.feeRate,
+    description: input.description ?? null,
+    transaction_id: input.transactionId,
+    amount_currency: input.amount?.currency ?? null,
+    amount: input.amount?.amount ?? null,
+  })
+  await balanceMove(db, dialect, { id: input.merchant.id, delta: input.effect.balance })
   return id
 }

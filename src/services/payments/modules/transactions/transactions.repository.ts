@@ -1,7 +1,9 @@
 import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
 import { lockForUpdate } from '../../../../core/db/transaction.ts'
 import type { DialectName } from '../../../../core/db/create-db.ts'
+import { prepared } from '../../prepared.ts'
 import type { CardsTable, PaymentsDb, TrailRow, TransactionRow } from '../../tables.ts'
+import type { LedgerMerchant } from '../ledger/ledger.ts'
 
 export async function insertTransaction(db: PaymentsDb, row: TransactionRow): Promise<void> {
   await db.insertInto('payments_transactions').values(row).execute()
@@ -16,24 +18,115 @@ export async function findTransactionForUpdate(db: PaymentsDb, dialect: DialectN
   return lockForUpdate(dialect, db.selectFrom('payments_transactions').selectAll().where('id', '=', id)).executeTakeFirst()
 }
 
-/**
- * The transaction if `appId` belongs to its merchant: one query, so the hot read path (GET
- * /transactions/{id}) costs one round trip before the trail. `member` is false when the
- * transaction exists but the app is not a member.
- */
-export async function findTransactionForApp(db: PaymentsDb, id: string, appId: string): Promise<{ row: TransactionRow; member: boolean } | undefined> {
-  const row = await db
+const transactionForApp = prepared<'id' | 'appId', TransactionRow & { member: unknown }>((db, p) =>
+  db
     .selectFrom('payments_transactions')
-    .leftJoin('payments_merchant_apps', (join) =>
-      join.onRef('payments_merchant_apps.merchant_id', '=', 'payments_transactions.merchant_id').on('payments_merchant_apps.app_id', '=', appId),
-    )
     .selectAll('payments_transactions')
-    .select('payments_merchant_apps.app_id as member_app_id')
-    .where('payments_transactions.id', '=', id)
-    .executeTakeFirst()
-  if (!row) return undefined
-  const { member_app_id, ...transaction } = row
-  return { row: transaction, member: member_app_id !== null }
+    .select((eb) =>
+      eb
+        .exists(
+          eb
+            .selectFrom('payments_merchant_apps')
+            .select('payments_merchant_apps.app_id')
+            .whereRef('payments_merchant_apps.merchant_id', '=', 'payments_transactions.merchant_id')
+            .where('payments_merchant_apps.app_id', '=', p.appId),
+        )
+        .as('member'),
+    )
+    .where('payments_transactions.id', '=', p.id),
+)
+
+function split<T extends { member: unknown }>(row: T): { row: Omit<T, 'member'>; member: boolean } {
+  const { member, ...rest } = row
+  return { row: rest, member: member === true || member === 1 || member === 1n }
+}
+
+/**
+ * The transaction and whether `appId` belongs to its merchant, in one statement: the hot read
+ * path (GET /transactions/{id}) costs one round trip before the trail.
+ */
+export async function findTransactionForApp(
+  db: PaymentsDb,
+  dialect: DialectName,
+  id: string,
+  appId: string,
+): Promise<{ row: TransactionRow; member: boolean } | undefined> {
+  const [row] = (await transactionForApp(db, dialect, { id, appId })).rows
+  return row ? split(row) : undefined
+}
+
+/** What a money movement needs of the merchant (pricing, currency) besides the transaction. */
+export interface MovementRow extends TransactionRow {
+  member: unknown
+  m_currency: string
+  m_fee_rate_ppm: number
+  m_fee_flat: number
+  m_dispute_fee: number
+}
+
+const transactionForMove = prepared<'id' | 'appId', MovementRow>((db, p, dialect) => {
+  const query = db
+    .selectFrom('payments_transactions')
+    .innerJoin('payments_merchants', 'payments_merchants.id', 'payments_transactions.merchant_id')
+    .selectAll('payments_transactions')
+    .select((eb) => [
+      eb
+        .exists(
+          eb
+            .selectFrom('payments_merchant_apps')
+            .select('payments_merchant_apps.app_id')
+            .whereRef('payments_merchant_apps.merchant_id', '=', 'payments_transactions.merchant_id')
+            .where('payments_merchant_apps.app_id', '=', p.appId),
+        )
+        .as('member'),
+      'payments_merchants.currency as m_currency',
+      'payments_merchants.fee_rate_ppm as m_fee_rate_ppm',
+      'payments_merchants.fee_flat as m_fee_flat',
+      'payments_merchants.dispute_fee as m_dispute_fee',
+    ])
+    .where('payments_transactions.id', '=', p.id)
+  // Only the transaction's row is locked: the merchant's balance moves by an in-place addition.
+  return dialect === 'postgres' ? query.forUpdate('payments_transactions') : query
+})
+
+/**
+ * Inside a database transaction: the transaction row, locked on PostgreSQL until the end of the
+ * database transaction, with the merchant's pricing and the caller's membership — one statement.
+ */
+export async function findTransactionForMove(
+  db: PaymentsDb,
+  dialect: DialectName,
+  id: string,
+  appId: string,
+): Promise<{ row: TransactionRow; member: boolean; merchant: LedgerMerchant } | undefined> {
+  const [found] = (await transactionForMove(db, dialect, { id, appId })).rows
+  if (!found) return undefined
+  const { m_currency, m_fee_rate_ppm, m_fee_flat, m_dispute_fee, ...rest } = found
+  const { row, member } = split(rest)
+  return {
+    row,
+    member,
+    merchant: { id: row.merchant_id, test: row.test, currency: m_currency, fee_rate_ppm: m_fee_rate_ppm, fee_flat: m_fee_flat, dispute_fee: m_dispute_fee },
+  }
+}
+
+const setCounters = prepared<'id' | 'captured' | 'refunded' | 'voided' | 'disputed' | 'lost', never>((db, p) =>
+  db
+    .updateTable('payments_transactions')
+    .set({ captured_amount: p.captured, refunded_amount: p.refunded, voided_amount: p.voided, disputed_amount: p.disputed, lost_amount: p.lost })
+    .where('id', '=', p.id),
+)
+
+/** Writes all five counters of a transaction read earlier in the same (locking) database transaction. */
+export async function writeCounters(db: PaymentsDb, dialect: DialectName, row: TransactionRow): Promise<void> {
+  await setCounters(db, dialect, {
+    id: row.id,
+    captured: row.captured_amount,
+    refunded: row.refunded_amount,
+    voided: row.voided_amount,
+    disputed: row.disputed_amount,
+    lost: row.lost_amount,
+  })
 }
 
 export async function updateCounters(
@@ -48,8 +141,35 @@ export async function listTransactionsOfMerchant(db: PaymentsDb, merchantId: str
   return applyPage(db.selectFrom('payments_transactions').selectAll().where('merchant_id', '=', merchantId), 'id', page).execute()
 }
 
-export async function insertTrail(db: PaymentsDb, row: TrailRow): Promise<void> {
-  await db.insertInto('payments_trail').values(row).execute()
+type TrailKey = keyof TrailRow
+const trailInsert = prepared<TrailKey, never>((db, p) =>
+  db.insertInto('payments_trail').values({
+    id: p.id,
+    transaction_id: p.transaction_id,
+    kind: p.kind,
+    created: p.created,
+    amount: p.amount,
+    balance: p.balance,
+    fee_flat: p.fee_flat,
+    fee_rate: p.fee_rate,
+    descriptor: p.descriptor,
+    line_id: p.line_id,
+    dispute_id: p.dispute_id,
+    dispute_outcome: p.dispute_outcome,
+  }),
+)
+
+export async function insertTrail(db: PaymentsDb, dialect: DialectName, row: TrailRow): Promise<void> {
+  await trailInsert(db, dialect, row)
+}
+
+const trailOfOne = prepared<'id', TrailRow>((db, p) =>
+  db.selectFrom('payments_trail').selectAll().where('transaction_id', '=', p.id).orderBy('created', 'asc').orderBy('id', 'asc'),
+)
+
+/** The trail of one transaction, oldest entry first. */
+export async function trailOf(db: PaymentsDb, dialect: DialectName, transactionId: string): Promise<TrailRow[]> {
+  return (await trailOfOne(db, dialect, { id: transactionId })).rows
 }
 
 /** The trails of the given transactions, oldest entry first. */

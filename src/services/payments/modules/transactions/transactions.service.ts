@@ -20,7 +20,6 @@ import type { ProcessorCard } from '../../processors/card-processor.port.ts'
 import type { CardsTable, MerchantRow, PaymentsDb, TrailKind, TrailRow, TransactionRow } from '../../tables.ts'
 import { hasRate } from '../ledger/fx.ts'
 import { type BalanceEffect, captureEffect, type LedgerRules, postLine, refundEffect } from '../ledger/ledger.ts'
-import { findMerchant } from '../merchants/merchants.repository.ts'
 import type { MerchantsService } from '../merchants/merchants.service.ts'
 import * as repo from './transactions.repository.ts'
 import type { CaptureInput, CardDto, CreateTransactionInput, RefundInput, TrailEntry, TransactionDto, VoidInput } from './transactions.schemas.ts'
@@ -183,23 +182,25 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
   const db = ctx.db
   const rules: LedgerRules = { fx: ctx.fx, markupPpm: ctx.config.fxMarkupPpm }
 
+  const dialect = ctx.database.dialect
+
   /** The transaction row, after the access check: unknown → 404, another merchant's → 403. */
   async function requireTransaction(appId: string, transactionId: string): Promise<TransactionRow> {
-    const found = await repo.findTransactionForApp(db, transactionId, appId)
+    const found = await repo.findTransactionForApp(db, dialect, transactionId, appId)
     if (!found) throw notFound('Transaction')
     if (!found.member) throw forbidden("This app is not a member of the transaction's merchant")
     return found.row
   }
 
   async function load(executor: PaymentsDb, row: TransactionRow): Promise<TransactionDto> {
-    const trails = await repo.trailsOf(executor, [row.id])
-    return toTransaction(row, trails.get(row.id) ?? [])
+    return toTransaction(row, await repo.trailOf(executor, dialect, row.id))
   }
 
   /**
-   * Captures, refunds and voids: lock the row, check the amount rule, append the trail entry
-   * (and the ledger line, for captures and refunds), move the counters and the balance, and
-   * read back the whole transaction — all in one database transaction.
+   * Captures, refunds and voids: lock the row (reading the merchant's pricing and the caller's
+   * membership with it), check the amount rule, post the ledger line (captures and refunds),
+   * append the trail entry, write the counters and read back the whole transaction — all in
+   * one database transaction.
    */
   async function move(
     appId: string,
@@ -207,28 +208,24 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
     kind: Movement,
     input: { amount: number; currency?: string; descriptor?: string },
   ): Promise<TransactionDto> {
-    await requireTransaction(appId, transactionId)
     return inTransaction(ctx, async (trx) => {
-      const row = await repo.findTransactionForUpdate(trx, ctx.database.dialect, transactionId)
-      if (!row) throw notFound('Transaction')
+      const found = await repo.findTransactionForMove(trx, dialect, transactionId, appId)
+      if (!found) throw notFound('Transaction')
+      if (!found.member) throw forbidden("This app is not a member of the transaction's merchant")
+      const { row, merchant } = found
       if (row.successful !== 1) throw fieldError('amount', 'The transaction was not successful; nothing can be captured, refunded or voided')
       if (input.currency !== undefined && input.currency !== row.currency)
         throw fieldError('currency', `must be ${row.currency}, the currency of the transaction`)
       const limit = kind === 'refund' ? refundableOf(row) : pendingOf(row)
-      if (input.amount > limit) {
-        const verb = kind === 'capture' ? 'capture' : kind === 'refund' ? 'refund' : 'void'
-        throw fieldError('amount', `Can ${verb} at most ${formatMinor(limit, row.currency)}`)
-      }
+      if (input.amount > limit) throw fieldError('amount', `Can ${kind} at most ${formatMinor(limit, row.currency)}`)
       const created = ctx.clock.now().toISOString()
       const descriptor = kind === 'void' ? null : input.descriptor || row.descriptor
       let effect: BalanceEffect = { converted: 0, feeFlat: 0, feeRate: 0, balance: 0 }
       let lineId: string | null = null
       if (kind !== 'void') {
         if (!hasRate(ctx.fx, row.currency)) throw processingError(1)
-        const merchant = await findMerchant(trx, row.merchant_id)
-        if (!merchant) throw notFound('Merchant')
         effect = kind === 'capture' ? captureEffect(rules, merchant, input.amount, row.currency) : refundEffect(rules, merchant, input.amount, row.currency)
-        lineId = await postLine(trx, ctx.ids, {
+        lineId = await postLine(trx, dialect, ctx.ids, {
           merchant,
           kind,
           effect,
@@ -237,15 +234,13 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
           amount: { currency: row.currency, amount: input.amount },
         })
       }
-      await repo.insertTrail(trx, trailRow(ctx.ids, row.id, kind, created, input.amount, effect, descriptor, lineId))
-      const counters =
-        kind === 'capture'
-          ? { captured_amount: row.captured_amount + input.amount }
-          : kind === 'refund'
-            ? { refunded_amount: row.refunded_amount + input.amount }
-            : { voided_amount: row.voided_amount + input.amount }
-      await repo.updateCounters(trx, row.id, counters)
-      return load(trx, { ...row, ...counters })
+      await repo.insertTrail(trx, dialect, trailRow(ctx.ids, row.id, kind, created, input.amount, effect, descriptor, lineId))
+      const updated = { ...row }
+      if (kind === 'capture') updated.captured_amount += input.amount
+      else if (kind === 'refund') updated.refunded_amount += input.amount
+      else updated.voided_amount += input.amount
+      await repo.writeCounters(trx, dialect, updated)
+      return load(trx, updated)
     })
   }
 

@@ -1,0 +1,262 @@
+// Payments benchmarks, same run:
+//  1. Capture throughput (POST /transactions/{id}/captures over HTTP) on SQLite against a raw
+//     node:sqlite loop doing the same row writes in the same transactions, same pragmas
+//     (WAL, synchronous NORMAL): target ≥ 0.5.
+//  2. The same captures on PostgreSQL (figure only), when BENCH_PG_URL (or the default local
+//     server) answers.
+//  3. GET /transactions/{id} against the bare Fastify baseline: target ≥ 0.5.
+// Usage: node bench/payments.ts [--rounds 3 --duration 5 --pg postgres://127.0.0.1:5432/test]
+import autocannon from 'autocannon'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { parseArgs } from 'node:util'
+import { type Kysely, sql } from 'kysely'
+import { systemClock } from '../src/core/clock.ts'
+import { createDb } from '../src/core/db/create-db.ts'
+import { migrateToLatest } from '../src/core/db/migrator.ts'
+import { createIdGenerator } from '../src/core/ids.ts'
+import { migrations } from '../src/services/payments/migrations/index.ts'
+import { cardExpiry, recordTransaction } from '../src/services/payments/modules/transactions/transactions.service.ts'
+import type { PaymentsTables } from '../src/services/payments/tables.ts'
+import { compare, measure, printComparison, startBaseline, startTriad } from './lib.ts'
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '20' },
+    transactions: { type: 'string', default: '200' },
+    pg: { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://127.0.0.1:5432/test' },
+  },
+})
+const rounds = Number(values.rounds)
+const durationSeconds = Number(values.duration)
+const connections = Number(values.connections)
+const transactionCount = Number(values.transactions)
+const ids = createIdGenerator(systemClock)
+const basic = (key: string) => `Basic ${Buffer.from(`:${key}`).toString('base64')}`
+
+/** Creates an app and a test EUR merchant over HTTP, then seeds authorizations through the service layer. */
+async function seed(url: string, db: Kysely<PaymentsTables>, count: number): Promise<{ key: string; transactionIds: string[] }> {
+  const app = (await (await fetch(`${url}/apps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as {
+    app: { key: string }
+  }
+  const key = app.app.key
+  const created = await fetch(`${url}/merchants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: basic(key) },
+    body: JSON.stringify({
+      currency: 'EUR',
+      email: 'bench@example.com',
+      website: 'https://example.com',
+      descriptor: 'BENCH',
+      company: { country: 'DK' },
+      test: true,
+    }),
+  })
+  const merchant = ((await created.json()) as { merchant: { id: string; test: boolean; descriptor: string } }).merchant
+  const transactionIds: string[] = []
+  for (let index = 0; index < count; index++) {
+    const row = await recordTransaction(
+      { db, ids, clock: systemClock },
+      {
+        merchant: { id: merchant.id, test: 1, descriptor: merchant.descriptor },
+        amount: 1_000_000_000,
+        currency: 'EUR',
+        card: { ref: null, bin: '410000', last4: '0000', expiry: cardExpiry(2030, 8), scheme: 'visa', codePresent: true },
+        recurring: false,
+      },
+    )
+    transactionIds.push(row.id)
+  }
+  return { key, transactionIds }
+}
+
+/** Captures of 1 cent, spread round-robin over the seeded transactions. */
+async function captureLoad(url: string, key: string, transactionIds: string[]) {
+  let next = 0
+  const result = await autocannon({
+    url,
+    connections,
+    duration: durationSeconds,
+    requests: [
+      {
+        method: 'POST',
+        headers: { authorization: basic(key), 'content-type': 'application/json' },
+        body: '{"amount":1}',
+        setupRequest: (request) => {
+          const id = transactionIds[next++ % transactionIds.length]
+          return { ...request, path: `/transactions/${id}/captures` }
+        },
+      },
+    ],
+  })
+  return {
+    requestsPerSecond: result.requests.average,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+  }
+}
+
+/**
+ * The floor under any SQLite implementation: the same statements a capture runs (lock, read
+ * the transaction with its merchant's pricing and the caller's membership, insert the line, move the balance, insert the trail entry,
+ * update the counters, read the trail back), one BEGIN IMMEDIATE … COMMIT each, prepared once,
+ * in-process, no HTTP — with the pragmas Triad uses.
+ */
+async function rawSqliteLoop(seconds: number): Promise<number> {
+  const path = join(mkdtempSync(join(tmpdir(), 'triad-bench-raw-')), 'raw.sqlite')
+  const database = await createDb(`sqlite:${path}`)
+  await migrateToLatest(database.db, 'payments', migrations)
+  const db = database.db as Kysely<PaymentsTables>
+  const now = new Date().toISOString()
+  await db
+    .insertInto('payments_merchants')
+    .values({
+      id: 'm',
+      key: 'k',
+      name: null,
+      currency: 'EUR',
+      test: 1,
+      email: 'e',
+      website: 'w',
+      descriptor: 'd',
+      company_country: 'DK',
+      company_number: null,
+      bank_iban: null,
+      fee_rate_ppm: 13_500,
+      fee_flat: 25,
+      dispute_fee: 1500,
+      tds_mode: 'attempt',
+      balance: 0,
+      created: now,
+    })
+    .execute()
+  const transactionIds: string[] = []
+  for (let index = 0; index < transactionCount; index++) {
+    const row = await recordTransaction(
+      { db, ids, clock: systemClock },
+      {
+        merchant: { id: 'm', test: 1, descriptor: 'd' },
+        amount: 1_000_000_000,
+        currency: 'EUR',
+        card: { ref: null, bin: '410000', last4: '0000', expiry: cardExpiry(2030, 8), scheme: 'visa', codePresent: true },
+        recurring: false,
+      },
+    )
+    transactionIds.push(row.id)
+  }
+  await database.destroy()
+
+  const raw = new DatabaseSync(path)
+  raw.exec('PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON')
+  const selectTransaction = raw.prepare(
+    'select t.*, exists (select 1 from payments_merchant_apps a where a.merchant_id = t.merchant_id and a.app_id = ?) as member, m.currency as m_currency, m.fee_rate_ppm as m_fee_rate_ppm, m.fee_flat as m_fee_flat, m.dispute_fee as m_dispute_fee from payments_transactions t inner join payments_merchants m on m.id = t.merchant_id where t.id = ?',
+  )
+  const insertLine = raw.prepare(
+    'insert into payments_lines (id, merchant_id, test, created, kind, balance, fee, description, transaction_id, amount_currency, amount) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  )
+  const moveBalance = raw.prepare('update payments_merchants set balance = balance + ? where id = ?')
+  const insertTrail = raw.prepare(
+    'insert into payments_trail (id, transaction_id, kind, created, amount, balance, fee_flat, fee_rate, descriptor, line_id, dispute_id, dispute_outcome) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  )
+  const updateCounters = raw.prepare(
+    'update payments_transactions set captured_amount = ?, refunded_amount = ?, voided_amount = ?, disputed_amount = ?, lost_amount = ? where id = ?',
+  )
+  const readTrail = raw.prepare('select * from payments_trail where transaction_id = ? order by created, id')
+  let done = 0
+  const deadline = performance.now() + seconds * 1000
+  while (performance.now() < deadline) {
+    const id = transactionIds[done % transactionIds.length]
+    raw.exec('begin immediate')
+    const row = selectTransaction.get('app', id) as { amount: number; captured_amount: number; voided_amount: number; descriptor: string }
+    if (row.amount - row.captured_amount - row.voided_amount < 1) throw new Error('exhausted')
+    const created = new Date().toISOString()
+    const lineId = ids.timeOrdered()
+    insertLine.run(lineId, 'm', 1, created, 'capture', -24, 25, null, id, 'EUR', 1)
+    moveBalance.run(-24, 'm')
+    insertTrail.run(ids.timeOrdered(), id, 'capture', created, 1, -24, 25, 1, row.descriptor, lineId, null, null)
+    updateCounters.run(row.captured_amount + 1, 0, 0, 0, 0, id)
+    readTrail.all(id)
+    raw.exec('commit')
+    done++
+  }
+  raw.close()
+  return done / seconds
+}
+
+function printCaptures(name: string, m: { requestsPerSecond: number; latencyP50Ms: number; latencyP99Ms: number; errors: number; non2xx: number }) {
+  console.log(
+    `  ${name.padEnd(10)} ${m.requestsPerSecond.toFixed(0).padStart(8)} captures/s   p50 ${m.latencyP50Ms.toFixed(1)} ms   p99 ${m.latencyP99Ms.toFixed(1)} ms   errors ${m.errors}   non-2xx ${m.non2xx}`,
+  )
+}
+
+// 1 + 3: SQLite.
+const dataDir = mkdtempSync(join(tmpdir(), 'triad-bench-payments-'))
+const sqliteUrl = `sqlite:${join(dataDir, 'triad.sqlite')}`
+const baseline = await startBaseline()
+const triad = await startTriad({ DATABASE_URL: sqliteUrl, PAYMENTS_RATE_LIMIT: '0' })
+try {
+  const seedDb = await createDb(sqliteUrl)
+  const { key, transactionIds } = await seed(triad.url, seedDb.db as Kysely<PaymentsTables>, transactionCount)
+  await seedDb.destroy()
+
+  const triadCaptures: number[] = []
+  const rawCaptures: number[] = []
+  console.log(`Captures on SQLite (${rounds} rounds × ${durationSeconds} s, ${connections} connections, ${transactionCount} transactions)`)
+  for (let round = 0; round < rounds; round++) {
+    rawCaptures.push(await rawSqliteLoop(durationSeconds))
+    const measured = await captureLoad(triad.url, key, transactionIds)
+    triadCaptures.push(measured.requestsPerSecond)
+    printCaptures(`triad #${round + 1}`, measured)
+  }
+  const mean = (items: number[]) => items.reduce((a, b) => a + b, 0) / items.length
+  const ratio = mean(triadCaptures) / mean(rawCaptures)
+  console.log(`  raw loop   ${mean(rawCaptures).toFixed(0).padStart(8)} captures/s (node:sqlite, in-process, same statements and pragmas)`)
+  console.log(`  triad      ${mean(triadCaptures).toFixed(0).padStart(8)} captures/s`)
+  console.log(`  ratio      ${ratio.toFixed(2)}  (target ≥ 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'})`)
+
+  const [sample] = transactionIds
+  const result = await compare(
+    rounds,
+    () => measure(baseline.url, { path: '/', durationSeconds }),
+    () => measure(triad.url, { path: `/transactions/${sample}`, headers: { authorization: basic(key) }, durationSeconds }),
+  )
+  printComparison(`GET /transactions/{id} on SQLite vs bare Fastify (${rounds} rounds × ${durationSeconds} s, 20 connections)`, result, 0.5)
+  // For context: the same server's cheapest route (no auth, no database), same run.
+  const health = await compare(
+    rounds,
+    () => measure(baseline.url, { path: '/', durationSeconds }),
+    () => measure(triad.url, { path: '/healthz', durationSeconds }),
+  )
+  printComparison('  (reference) GET /healthz of the same server vs bare Fastify', health)
+} finally {
+  await Promise.all([baseline.stop(), triad.stop()])
+}
+
+// 2: PostgreSQL, in a schema of its own, when a server answers.
+const schema = `bench_${randomBytes(4).toString('hex')}`
+let admin: Awaited<ReturnType<typeof createDb>> | undefined
+try {
+  admin = await createDb(values.pg, { schema, poolSize: 2 })
+} catch (error) {
+  console.log(`PostgreSQL skipped (${values.pg}: ${error instanceof Error ? error.message : String(error)})`)
+}
+if (admin) {
+  const pgUrl = `${values.pg}${values.pg.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`
+  const pgTriad = await startTriad({ DATABASE_URL: pgUrl, PAYMENTS_RATE_LIMIT: '0' })
+  try {
+    const { key, transactionIds } = await seed(pgTriad.url, admin.db as Kysely<PaymentsTables>, transactionCount)
+    console.log(`Captures on PostgreSQL (${rounds} rounds × ${durationSeconds} s, ${connections} connections, ${transactionCount} transactions)`)
+    for (let round = 0; round < rounds; round++) printCaptures(`triad #${round + 1}`, await captureLoad(pgTriad.url, key, transactionIds))
+  } finally {
+    await pgTriad.stop()
+    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db)
+    await admin.destroy()
+  }
+}
