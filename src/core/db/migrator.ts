@@ -23,11 +23,21 @@ export async function migrateToLatest(db: Kysely<any>, service: string, migratio
     migrationTableName: `${service}_migrations`,
     migrationLockTableName: `${service}_migrations_lock`,
   })
-  const result = await migrator.migrateToLatest()
+  let result = await migrator.migrateToLatest()
+  // Kysely's existence checks read the catalogue of every schema; a schema dropped meanwhile by
+  // someone else (tests drop theirs when done) fails that read with invalid_schema_name before
+  // any migration ran, so running again is safe.
+  for (let attempt = 1; attempt < 5 && result.error && result.results === undefined && isSchemaGone(result.error); attempt++) {
+    result = await migrator.migrateToLatest()
+  }
   if (result.error) {
     const failed = result.results?.find((item) => item.status === 'Error')
     const reason = result.error instanceof Error ? result.error.message : String(result.error)
     throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} of ${service} failed: ${reason}`, { cause: result.error })
   }
   return result
+}
+
+function isSchemaGone(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '3F000'
 }
