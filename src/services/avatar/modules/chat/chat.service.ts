@@ -83,7 +83,8 @@ export function createChatService(deps: ChatServiceDeps) {
       throw new AppError('validation_failed', `meta must be at most ${MAX_META_JSON} characters as JSON`, { status: 400 })
     }
     const persona = pickPersona(config.personas, characterId)
-    const history = body.sessionId ? await sessions.context(body.sessionId) : []
+    // The mock answers from the message alone, so without a model the history is not read.
+    const history = body.sessionId && llm ? await sessions.context(body.sessionId) : []
     return {
       sessionId: body.sessionId,
       userText,

@@ -4,12 +4,6 @@ export async function findSession(db: ChatDbExecutor, id: string): Promise<Sessi
   return db.selectFrom('avatar_sessions').select(['id', 'created_at', 'last_active_at', 'message_count']).where('id', '=', id).executeTakeFirst()
 }
 
-/** Locks the session row for the rest of the transaction on PostgreSQL (SQLite has one writer anyway). */
-export async function findSessionForUpdate(db: ChatDbExecutor, id: string, dialect: 'sqlite' | 'postgres'): Promise<SessionRow | undefined> {
-  const query = db.selectFrom('avatar_sessions').select(['id', 'created_at', 'last_active_at', 'message_count']).where('id', '=', id)
-  return (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst()
-}
-
 /** The last `limit` messages of a session, oldest first. */
 export async function listRecentMessages(db: ChatDbExecutor, sessionId: string, limit: number): Promise<MessageRow[]> {
   if (limit <= 0) return []
@@ -33,26 +27,44 @@ export async function listMessages(db: ChatDbExecutor, sessionId: string): Promi
 }
 
 /**
- * Adds messages to a session, creating it on first use, and returns the session's new
- * message count. The increment happens in the upsert itself, so two concurrent appends to
- * one session get distinct sequence numbers (PostgreSQL serialises them on the row).
+ * Adds messages to a session and returns the session's new message count. One upsert creates
+ * the session on first use, starts an expired one afresh (idle since before `cutoff`: count,
+ * creation time and, below, its old messages are reset) or bumps the count of a live one; the
+ * count it returns reserves the sequence numbers, so concurrent appends to one session never
+ * collide (PostgreSQL serialises them on the row, SQLite has one writer). Run it in a
+ * transaction so that the count and the rows cannot part.
  */
-export async function appendMessages(db: ChatDbExecutor, sessionId: string, at: string, messages: NewMessage[]): Promise<number> {
+export async function appendMessages(db: ChatDbExecutor, sessionId: string, at: string, cutoff: string, messages: NewMessage[]): Promise<number> {
   const added = messages.length
   const { message_count: count } = await db
     .insertInto('avatar_sessions')
     .values({ id: sessionId, created_at: at, last_active_at: at, message_count: added })
     .onConflict((conflict) =>
-      conflict.column('id').doUpdateSet((eb) => ({ message_count: eb('avatar_sessions.message_count', '+', added), last_active_at: at })),
+      conflict.column('id').doUpdateSet((eb) => {
+        const expired = eb('avatar_sessions.last_active_at', '<', cutoff)
+        return {
+          message_count: eb
+            .case()
+            .when(expired)
+            .then(added)
+            .else(eb('avatar_sessions.message_count', '+', added))
+            .end(),
+          created_at: eb.case().when(expired).then(eb.ref('excluded.created_at')).else(eb.ref('avatar_sessions.created_at')).end(),
+          last_active_at: eb.ref('excluded.last_active_at'),
+        }
+      }),
     )
     .returning('message_count')
     .executeTakeFirstOrThrow()
-  const first = Number(count) - added + 1
+  const total = Number(count)
+  // A count equal to what was just added means a new session or a restarted one: clear any
+  // messages left from before it expired (none for a new one).
+  if (total === added) await db.deleteFrom('avatar_messages').where('session_id', '=', sessionId).execute()
   await db
     .insertInto('avatar_messages')
-    .values(messages.map((message, index) => ({ ...message, session_id: sessionId, seq: first + index })))
+    .values(messages.map((message, index) => ({ ...message, session_id: sessionId, seq: total - added + 1 + index })))
     .execute()
-  return Number(count)
+  return total
 }
 
 export async function deleteSession(db: ChatDbExecutor, id: string): Promise<boolean> {

@@ -79,11 +79,7 @@ export function createSessionsService(deps: SessionsServiceDeps) {
         { role: 'user', content: user.content, emotion: null, action: null, created_at: user.at },
         { role: 'assistant', content: assistant.content, emotion: assistant.emotion, action: assistant.action, created_at: assistant.at },
       ]
-      await withTransaction(database, async (trx) => {
-        const existing = await repository.findSessionForUpdate(trx, id, database.dialect)
-        if (existing && !isActive(existing)) await repository.deleteSession(trx, id)
-        await repository.appendMessages(trx, id, assistant.at, messages)
-      })
+      await withTransaction(database, (trx) => repository.appendMessages(trx, id, assistant.at, cutoff(), messages))
       await sweepIfDue()
     },
 
