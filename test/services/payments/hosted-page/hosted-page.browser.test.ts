@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync } from 'node:fs'
+import { after, before, describe, it, type TestContext } from 'node:test'
+import { type Browser, chromium, type Page } from 'playwright-core'
+import { clientFixture } from '../client/helpers.ts'
+import { parseList } from '../helpers.ts'
+
+// Debian's Chromium, as .ci/run installs it; the suite is skipped where there is none.
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const ARTEFACTS = 'test-results/payments-pos'
+const STEP_TIMEOUT_MS = 15_000
+
+let browser: Browser | undefined
+
+before(async () => {
+  if (!existsSync(CHROMIUM)) return
+  mkdirSync(ARTEFACTS, { recursive: true })
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  })
+})
+after(() => browser?.close())
+
+/** A test merchant served on its own socket (127.0.0.1, port 0), and a fresh page. */
+async function start(t: TestContext) {
+  const fixture = await clientFixture(t)
+  await fixture.app.listen({ port: 0, host: '127.0.0.1' })
+  const address = fixture.app.server.address()
+  assert.ok(address && typeof address === 'object')
+  const base = `http://127.0.0.1:${address.port}`
+  assert.ok(browser)
+  const context = await browser.newContext({ locale: 'en-GB' })
+  t.after(() => context.close())
+  const page = await context.newPage()
+  page.setDefaultTimeout(STEP_TIMEOUT_MS)
+  const errors: string[] = []
+  page.on('pageerror', (error) => errors.push(error.message))
+  t.after(() => assert.deepEqual(errors, [], 'no script errors on the page'))
+  return { ...fixture, base, page }
+}
+
+function linkOf(base: string, key: string, extra: Record<string, string>) {
+  const query = new URLSearchParams({ key, test: '1', currency: 'EUR', redirect: `${base}/healthz?from=pos`, ...extra })
+  return `${base}/pos?${query}`
+}
+
+async function fillCard(page: Page, number = '4111111111111111') {
+  await page.getByLabel('Card number').pressSequentially(number)
+  await page.getByLabel('Expiry date').pressSequentially('1230')
+  await page.getByLabel('Security code').fill('123')
+}
+
+/** Waits for the redirect back to the shop and returns the transaction id it carries. */
+async function transactionIdAfterRedirect(page: Page): Promise<string> {
+  await page.waitForURL(/\/healthz\?from=pos&transactionId=/, { timeout: STEP_TIMEOUT_MS })
+  const id = new URL(page.url()).searchParams.get('transactionId')
+  assert.match(String(id), /^[0-9a-f]{24}$/)
+  return String(id)
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTEFACTS}/${name}.png`, fullPage: true })
+
+describe('hosted payment page in Chromium', { skip: !existsSync(CHROMIUM) && 'no Chromium at /usr/bin/chromium' }, () => {
+  it('pays on the happy path; the merchant API sees the transaction, captures it and the ledger line appears', { timeout: 60_000 }, async (t) => {
+    const { page, base, key, call, merchant } = await start(t)
+    await page.goto(linkOf(base, key, { value: '1.95', text: 'Order 42', reference: 'o-42' }))
+    assert.equal(await page.getByTestId('amount').textContent(), '€1.95')
+    await page.getByLabel('Card number').pressSequentially('4111111111111111')
+    assert.equal(await page.getByLabel('Card number').inputValue(), '4111 1111 1111 1111', 'grouped as typed')
+    await page.getByLabel('Expiry date').pressSequentially('1230')
+    assert.equal(await page.getByLabel('Expiry date').inputValue(), '12/30')
+    await page.getByLabel('Security code').fill('123')
+    await page.getByLabel('Test scenario').selectOption('frictionless')
+    await shot(page, '1-happy-form')
+    await page.getByRole('button', { name: 'Pay €1.95' }).click()
+    await page.getByRole('heading', { name: 'Payment approved' }).waitFor()
+    await shot(page, '1-happy-success')
+    const id = await transactionIdAfterRedirect(page)
+
+    const transaction = (await call('GET', `/transactions/${id}`)).json().transaction
+    assert.equal(transaction.amount, 195)
+    assert.equal(transaction.successful, true)
+    assert.equal(transaction.card.last4, '1111')
+    assert.deepEqual(transaction.custom, { reference: 'o-42' })
+    const capture = await call('POST', `/transactions/${id}/captures`, { amount: 195, currency: 'EUR' })
+    assert.equal(capture.statusCode, 201, capture.body)
+    assert.equal(capture.json().transaction.capturedAmount, 195)
+    const lines = parseList<{ transactionId: string; capture: boolean; amount: { currency: string; amount: number } }>(
+      await call('GET', `/merchants/${merchant.id}/lines?limit=10`),
+    )
+    assert.equal(lines.length, 1)
+    assert.equal(lines[0].transactionId, id)
+    assert.equal(lines[0].capture, true)
+    assert.deepEqual(lines[0].amount, { currency: 'EUR', amount: 195 })
+  })
+
+  it('pays through a 3-D Secure challenge in a frame: the code is typed and approved', { timeout: 60_000 }, async (t) => {
+    const { page, base, key, call } = await start(t)
+    await page.goto(linkOf(base, key, { value: '20' }))
+    await fillCard(page, '5555555555554444')
+    await page.getByRole('button', { name: 'Pay €20.00' }).click()
+    await page.getByRole('heading', { name: 'Confirm the payment with your bank' }).waitFor()
+    const frame = page.frameLocator('#tds-frame iframe')
+    const code = await frame.getByTestId('tds-code').textContent()
+    assert.match(String(code), /^\d{6}$/)
+    await frame.getByLabel('One-time code').fill(String(code))
+    await shot(page, '2-tds-challenge')
+    await frame.getByRole('button', { name: 'Approve' }).click()
+    await page.getByRole('heading', { name: 'Payment approved' }).waitFor()
+    const id = await transactionIdAfterRedirect(page)
+    const transaction = (await call('GET', `/transactions/${id}`)).json().transaction
+    assert.equal(transaction.tds, 'full')
+    assert.equal(transaction.card.scheme, 'mastercard')
+    assert.equal(transaction.amount, 2000)
+  })
+
+  it('shows inline errors, then a declined card on the failure screen, and lets the customer try again', { timeout: 60_000 }, async (t) => {
+    const { page, base, key, call, merchant } = await start(t)
+    await page.goto(linkOf(base, key, { value: '5' }))
+    await page.getByLabel('Card number').pressSequentially('4111111111111112')
+    await page.getByLabel('Expiry date').pressSequentially('0120')
+    await page.getByRole('button', { name: 'Pay €5.00' }).click()
+    assert.equal(await page.getByLabel('Card number').getAttribute('aria-invalid'), 'true')
+    assert.equal(await page.locator('#card-number-error').textContent(), 'Enter a valid card number.')
+    assert.equal(await page.locator('#card-expiry-error').textContent(), 'This card has expired.')
+    assert.equal(await page.locator('#card-code-error').textContent(), 'Enter the 3 or 4 digit security code.')
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } } }).document.activeElement.id), 'card-number')
+    await shot(page, '3-inline-errors')
+
+    await page.getByLabel('Card number').fill('')
+    await page.getByLabel('Expiry date').fill('')
+    await fillCard(page)
+    await page.getByLabel('Test scenario').selectOption('insufficient')
+    await page.getByRole('button', { name: 'Pay €5.00' }).click()
+    await page.getByRole('heading', { name: 'Payment not completed' }).waitFor()
+    assert.equal(await page.getByTestId('failure').textContent(), 'The card has insufficient funds.')
+    await shot(page, '3-declined')
+    assert.equal(parseList(await call('GET', `/merchants/${merchant.id}/transactions?limit=10`)).length, 0, 'no authorization')
+
+    await page.getByRole('button', { name: 'Try again' }).click()
+    await page.getByLabel('Test scenario').selectOption('frictionless')
+    await page.getByRole('button', { name: 'Pay €5.00' }).click()
+    await page.getByRole('heading', { name: 'Payment approved' }).waitFor()
+    await transactionIdAfterRedirect(page)
+  })
+
+  it('takes the amount on the amount-entry screen when the link has none (Danish)', { timeout: 60_000 }, async (t) => {
+    const { page, base, key, call } = await start(t)
+    await page.goto(linkOf(base, key, { locale: 'da' }))
+    await page.getByLabel('Beløb i EUR').fill('12,555')
+    await page.getByRole('button', { name: 'Fortsæt' }).click()
+    assert.equal(await page.locator('#amount-input-error').textContent(), 'Angiv et beløb større end nul med højst 2 decimaler.')
+    await page.getByLabel('Beløb i EUR').fill('12,5')
+    await shot(page, '4-amount-entry')
+    await page.getByRole('button', { name: 'Fortsæt' }).click()
+    assert.equal((await page.getByTestId('amount').textContent())?.replace(/\s/g, ' '), '12,50 €')
+    await page.getByLabel('Kortnummer').pressSequentially('4111111111111111')
+    await page.getByLabel('Udløbsdato').pressSequentially('1230')
+    await page.getByLabel('Sikkerhedskode').fill('123')
+    await page.getByLabel('Testscenarie').selectOption('frictionless')
+    await page.getByRole('button', { name: /^Betal 12,50/ }).click()
+    await page.getByRole('heading', { name: 'Betalingen er godkendt' }).waitFor()
+    await shot(page, '4-amount-entry-success')
+    const id = await transactionIdAfterRedirect(page)
+    assert.equal((await call('GET', `/transactions/${id}`)).json().transaction.amount, 1250)
+  })
+})
