@@ -5,6 +5,7 @@ import { describe, it } from 'node:test'
 import { createFakeTtsProvider } from '../../../../src/services/avatar/providers/tts/tts.fake.ts'
 import { buildTestApp, type Cleanup } from '../../../helpers/build-app.ts'
 import { parseMp3, parseWav } from './audio.ts'
+import { startFakeEdge } from './fake-edge-server.ts'
 
 const ENGLISH = 'Hello there, how are you today? I am the avatar, and I speak without any network.'
 const CHINESE = '你好，很高兴见到你。今天天气不错。'
@@ -235,6 +236,36 @@ describe('POST /v1/tts provider failures', () => {
     await assert.rejects(response.arrayBuffer())
     const voices = await fetch(`${url}/v1/tts/voices`)
     assert.equal(voices.status, 200)
+  })
+
+  it('speaks through Edge when it answers: the Sec-MS-GEC token, the voice and the rate in SSML, its MP3 streamed back', async (t) => {
+    // Any valid MP3 will do as Edge's answer; take one the local voices made.
+    const local = await speechApp(t)
+    const mp3 = (await tts(local.app, { text: 'Edge stand-in audio.' })).rawPayload
+    const edge = await startFakeEdge(mp3)
+    t.after(() => edge.close())
+    const { app } = await speechApp(t, { AVATAR_TTS_PROVIDER: 'edge', AVATAR_TTS_EDGE_URL: edge.url })
+    const voices = (await app.inject({ method: 'GET', url: '/v1/tts/voices' })).json()
+    assert.equal(voices.provider, 'edge')
+    assert.equal(voices.message, undefined)
+    const response = await tts(app, { text: 'Tom & Jerry <3', voice: 'zh-CN-YunxiNeural', rate: '-20%' })
+    assert.equal(response.statusCode, 200)
+    assert.equal(response.headers['x-tts-provider'], 'edge')
+    assert.ok(response.rawPayload.equals(mp3), 'the MP3 Edge sent, unchanged and complete')
+    const connection = edge.connections.at(-1)
+    assert.ok(connection)
+    assert.match(connection.query.get('Sec-MS-GEC') ?? '', /^[0-9A-F]{64}$/)
+    assert.equal(connection.query.get('TrustedClientToken'), '6A5AA1D4EAFF4E9FB37E23D68491D6F4')
+    const [config, ssml] = connection.messages
+    assert.match(config, /Path:speech\.config/)
+    assert.match(config, /audio-24khz-48kbitrate-mono-mp3/)
+    assert.match(ssml, /<voice name='Microsoft Server Speech Text to Speech Voice \(zh-CN, YunxiNeural\)'>/)
+    assert.match(ssml, /rate='-20%'/)
+    assert.match(ssml, /Tom &#38; Jerry &#60;3/)
+    // Edge sends MP3 only: WAV is spoken by the local voices.
+    const wav = await tts(app, { text: 'As a wave file.', format: 'wav' })
+    assert.equal(wav.headers['x-tts-provider'], 'espeak')
+    assert.ok(parseWav(wav.rawPayload).seconds > 0.5)
   })
 
   it('falls back to the local voices when Edge cannot be reached, and the voices endpoint says so', async (t) => {

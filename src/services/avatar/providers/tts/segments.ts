@@ -6,7 +6,7 @@ const CLAUSE_END = /[,:，、：]/u
 /**
  * Splits `text` into segments of at most `max` characters, cutting after a sentence end if
  * one is in the second half of the window, else after a clause mark, else at a space, else
- * anywhere (Chinese has no spaces). The first segment is kept short so audio starts early.
+ * anywhere (Chinese has no spaces). `firstMax` may keep the first segment shorter.
  */
 export function splitIntoSegments(text: string, max = 240, firstMax = 120): string[] {
   const segments: string[] = []

@@ -1,0 +1,116 @@
+// Avatar speech benchmarks (issue 5). Usage: node bench/avatar-speech.ts [--repeats 5 --rounds 3]
+// 1. Local synthesis speed: seconds of audio per second of wall time (real-time factor) and time
+//    to the first audio byte, for a 200-character Chinese and a 200-character English text, MP3
+//    and WAV, through POST /v1/tts of a running `triad serve` (medians of sequential requests).
+// 2. Concurrency: 8 simultaneous syntheses against one, with the worker pool at its default
+//    (one thread per core) and, for comparison, forced to a single thread (one queue).
+import { cpus } from 'node:os'
+import { parseArgs } from 'node:util'
+import { startTriad } from './lib.ts'
+
+const { values } = parseArgs({ options: { repeats: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' } } })
+const repeats = Number(values.repeats)
+const rounds = Number(values.rounds)
+
+const CHINESE = (
+  '今天天气很好，我们一起去公园散步吧。公园里有很多花，红的、黄的、白的，非常漂亮。孩子们在草地上跑来跑去，老人们坐在长椅上聊天。' +
+  '湖边有人在钓鱼，也有人在划船。我们走累了，就在树下休息一会儿，喝点水，吃点水果。人工智能正在改变我们的生活，语音合成让机器能够开口说话，' +
+  '语音识别让机器能够听懂我们的话。希望这个小小的头像能够陪你聊天，给你带来快乐。谢谢你的耐心，祝你今天过得愉快，再见！'
+).slice(0, 200)
+const ENGLISH = (
+  'The avatar speaks without any network at all. It turns your words into sound on this machine, ' +
+  'sentence by sentence, and streams the audio back while it is still talking. Thank you for listening today!'
+)
+  .padEnd(200, ' Thanks.')
+  .slice(0, 200)
+
+interface Sample {
+  firstByteMs: number
+  totalMs: number
+  audioSeconds: number
+}
+
+/** Seconds of audio in a WAV body (bytes after the 44-byte header) or an MP3 body (frame count). */
+function audioSeconds(body: Buffer, format: 'mp3' | 'wav'): number {
+  if (format === 'wav') return (body.length - 44) / (22050 * 2)
+  let offset = 0
+  let frames = 0
+  while (offset + 4 <= body.length && body[offset] === 0xff && (body[offset + 1] & 0xe0) === 0xe0) {
+    const header = body.readUInt32BE(offset)
+    const bitrate = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160][(header >>> 12) & 15] * 1000
+    offset += Math.floor((72 * bitrate) / 22050) + ((header >>> 9) & 1)
+    frames++
+  }
+  return (frames * 576) / 22050
+}
+
+async function synthesize(url: string, text: string, format: 'mp3' | 'wav'): Promise<Sample> {
+  const started = performance.now()
+  const response = await fetch(`${url}/v1/tts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, format }) })
+  if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}: ${await response.text()}`)
+  const parts: Uint8Array[] = []
+  let firstByteMs = 0
+  for await (const chunk of response.body) {
+    if (!firstByteMs) firstByteMs = performance.now() - started
+    parts.push(chunk)
+  }
+  const totalMs = performance.now() - started
+  return { firstByteMs, totalMs, audioSeconds: audioSeconds(Buffer.concat(parts), format) }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+async function speed(url: string) {
+  console.log('\n## Local synthesis speed (sequential requests, medians)\n')
+  console.log('| text | format | audio (s) | first byte (ms) | total (ms) | real-time factor |')
+  console.log('|---|---|---:|---:|---:|---:|')
+  for (const [name, text] of [
+    ['Chinese, 200 chars', CHINESE],
+    ['English, 200 chars', ENGLISH],
+  ] as const) {
+    for (const format of ['mp3', 'wav'] as const) {
+      const samples: Sample[] = []
+      for (let index = 0; index < repeats; index++) samples.push(await synthesize(url, text, format))
+      const audio = median(samples.map((sample) => sample.audioSeconds))
+      const total = median(samples.map((sample) => sample.totalMs))
+      const rtf = median(samples.map((sample) => sample.audioSeconds / (sample.totalMs / 1000)))
+      console.log(
+        `| ${name} | ${format} | ${audio.toFixed(1)} | ${median(samples.map((sample) => sample.firstByteMs)).toFixed(0)} | ${total.toFixed(0)} | ${rtf.toFixed(1)}× |`,
+      )
+    }
+  }
+}
+
+async function concurrency(url: string, label: string) {
+  const one: number[] = []
+  const eight: number[] = []
+  for (let round = 0; round < rounds; round++) {
+    for (let index = 0; index < 3; index++) one.push((await synthesize(url, ENGLISH, 'mp3')).totalMs)
+    const started = performance.now()
+    await Promise.all(Array.from({ length: 8 }, () => synthesize(url, ENGLISH, 'mp3')))
+    eight.push(performance.now() - started)
+  }
+  const single = median(one)
+  const all = median(eight)
+  console.log(`| ${label} | ${single.toFixed(0)} | ${all.toFixed(0)} | ${(all / single).toFixed(2)}× |`)
+}
+
+async function withServer(env: Record<string, string>, work: (url: string) => Promise<void>) {
+  const server = await startTriad({ TRIAD_SERVICES: 'avatar', ...env })
+  try {
+    // Warm up: worker threads start and compile the WebAssembly on first use.
+    await Promise.all(Array.from({ length: 4 }, () => synthesize(server.url, ENGLISH, 'mp3')))
+    await synthesize(server.url, CHINESE, 'mp3')
+    await work(server.url)
+  } finally {
+    await server.stop()
+  }
+}
+
+console.log(`# Avatar speech bench — ${cpus().length} CPU cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`)
+await withServer({}, speed)
+console.log('\n## 8 concurrent syntheses vs one (English, 200 chars, MP3; medians)\n')
+console.log('| worker pool | one (ms) | 8 at once (ms) | ratio |')
+console.log('|---|---:|---:|---:|')
+await withServer({}, (url) => concurrency(url, `default (${cpus().length} threads)`))
+await withServer({ AVATAR_TTS_THREADS: '1' }, (url) => concurrency(url, '1 thread (a single queue)'))
