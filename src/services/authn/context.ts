@@ -16,7 +16,8 @@ export interface AuthnContext {
   specialGroups: string[]
   /** Special groups granted by the client address alone. */
   ipGroups: string[]
-  clientAddress: string
+  /** The client's address (X-Forwarded-For honoured from trusted proxies only), worked out on first read. */
+  readonly clientAddress: string
 }
 
 export interface CsrfState {

@@ -1,8 +1,16 @@
-import { type TSchema, Type } from '@sinclair/typebox'
+import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import type { PublicEpersonRow } from './modules/epersons/epersons.repository.ts'
 import type { GroupRow } from './modules/epersons/epersons.table.ts'
 
 export const HAL_CONTENT_TYPE = 'application/hal+json;charset=UTF-8'
+
+/**
+ * `T | null` for response schemas, as `nullable` rather than `anyOf`: the serializer picks an
+ * `anyOf` branch by validating the value against each one, on every response.
+ */
+export function nullable<T extends TSchema>(schema: T) {
+  return Type.Unsafe<Static<T> | null>({ ...schema, nullable: true })
+}
 
 export const LinkSchema = Type.Object({ href: Type.String() })
 
@@ -38,7 +46,7 @@ export const EpersonSchema = Type.Object({
   handle: Type.Null(),
   metadata: MetadataSchema,
   netid: Type.Null(),
-  lastActive: Type.Union([Type.String(), Type.Null()]),
+  lastActive: nullable(Type.String()),
   canLogIn: Type.Boolean(),
   email: Type.String(),
   requireCertificate: Type.Boolean(),

@@ -53,9 +53,17 @@ export function installAuthentication(
   },
 ): void {
   scope.addHook('onRequest', async (request) => {
-    const address = clientAddress(request, deps.trustedProxies)
-    const ipGroups = deps.specialGroups.forAddress(address)
-    const context: AuthnContext = { specialGroups: ipGroups, ipGroups, clientAddress: address?.toString() ?? '' }
+    // Parsing the address costs little but runs on every request: do it only when something reads it.
+    const ipGroups = deps.specialGroups.hasAddressRules ? deps.specialGroups.forAddress(clientAddress(request, deps.trustedProxies)) : []
+    let resolvedAddress: string | undefined
+    const context: AuthnContext = {
+      specialGroups: ipGroups,
+      ipGroups,
+      get clientAddress() {
+        resolvedAddress ??= clientAddress(request, deps.trustedProxies)?.toString() ?? ''
+        return resolvedAddress
+      },
+    }
     request.authnContext = context
 
     const bearer = bearerToken(request)

@@ -79,8 +79,8 @@ export async function deleteSessionsOf(db: DbExecutor, epersonUuid: string): Pro
   return Number(result.numDeletedRows)
 }
 
-/** Housekeeping: sessions past their absolute end can never be used again. */
-export async function deleteExpiredSessions(db: DbExecutor, now: string): Promise<number> {
-  const result = await db.deleteFrom('authn_sessions').where('expires_at', '<=', now).executeTakeFirst()
+/** Housekeeping: an eperson's sessions past their absolute end can never be used again. */
+export async function deleteExpiredSessionsOf(db: DbExecutor, epersonUuid: string, now: string): Promise<number> {
+  const result = await db.deleteFrom('authn_sessions').where('eperson_uuid', '=', epersonUuid).where('expires_at', '<=', now).executeTakeFirst()
   return Number(result.numDeletedRows)
 }

@@ -4,7 +4,15 @@ import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
 import { signJwt, verifyJwt } from '../../../../core/security/jwt.ts'
 import type { AuthnDatabase, DbExecutor } from '../../db.ts'
-import { deleteSessionsOf, findSessionForUpdate, findSessionWithEperson, insertSession, rotateSession, type SessionWithEperson } from './sessions.repository.ts'
+import {
+  deleteExpiredSessionsOf,
+  deleteSessionsOf,
+  findSessionForUpdate,
+  findSessionWithEperson,
+  insertSession,
+  rotateSession,
+  type SessionWithEperson,
+} from './sessions.repository.ts'
 
 /** The `typ` header of short-lived tokens; login tokens carry none, as in DSpace. */
 export const SHORT_LIVED_TOKEN_TYPE = 'dspace-shortlived+jwt'
@@ -43,6 +51,7 @@ export interface TokenServiceOptions {
 }
 
 const CACHE_MAX_ENTRIES = 10_000
+const VERIFIED_MAX_ENTRIES = 10_000
 
 function toClaims(payload: JWTPayload): TokenClaims | undefined {
   const { eid, sg, authenticationMethod, iat, exp, jti, sid } = payload as Record<string, unknown>
@@ -76,6 +85,25 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
 export function createTokenService(options: TokenServiceOptions) {
   const { database, clock, ids, keys } = options
   const cache = new Map<string, { session: SessionWithEperson | undefined; fetchedAt: number }>()
+  // Signature checks are the costliest step of an authenticated request, and a client sends the
+  // same token many times: a token's bytes verified once verify the same way again. Only good
+  // signatures are remembered; expiry is still checked against the clock on every use.
+  const verified = new Map<string, TokenClaims>()
+
+  async function verifiedClaims(token: string, key: Uint8Array, type: string | undefined, now: Date): Promise<TokenClaims | undefined> {
+    const cacheKey = type === undefined ? token : `${type}:${token}`
+    const known = verified.get(cacheKey)
+    if (known) return known.exp * 1000 > now.getTime() ? known : undefined
+    const payload = await verifyJwt(token, key, { now, type })
+    const claims = payload && toClaims(payload)
+    if (!claims) return undefined
+    if (verified.size >= VERIFIED_MAX_ENTRIES) {
+      const oldest = verified.keys().next().value
+      if (oldest !== undefined) verified.delete(oldest)
+    }
+    verified.set(cacheKey, claims)
+    return claims
+  }
 
   async function loadSession(id: string): Promise<SessionWithEperson | undefined> {
     const nowMs = clock.now().getTime()
@@ -123,6 +151,8 @@ export function createTokenService(options: TokenServiceOptions) {
         jti: ids.uuid(),
         sid: ids.uuid(),
       }
+      // Each login sweeps the same eperson's dead sessions, so the table stays bounded by live ones.
+      await deleteExpiredSessionsOf(db, claims.eid, now.toISOString())
       await insertSession(db, {
         id: claims.sid,
         eperson_uuid: claims.eid,
@@ -142,8 +172,7 @@ export function createTokenService(options: TokenServiceOptions) {
     /** A login token that is signed, unexpired and still backed by its session; undefined otherwise. */
     async validateLoginToken(token: string): Promise<ValidatedToken | undefined> {
       const now = clock.now()
-      const payload = await verifyJwt(token, keys.login, { now })
-      const claims = payload && toClaims(payload)
+      const claims = await verifiedClaims(token, keys.login, undefined, now)
       if (!claims) return undefined
       const session = await loadSession(claims.sid)
       return sessionAccepts(session, claims, now, true) ? { claims, session } : undefined
@@ -152,8 +181,7 @@ export function createTokenService(options: TokenServiceOptions) {
     /** A short-lived token: its own key and `typ`, so a login token never passes here (nor the reverse). */
     async validateShortLivedToken(token: string): Promise<ValidatedToken | undefined> {
       const now = clock.now()
-      const payload = await verifyJwt(token, keys.shortLived, { now, type: SHORT_LIVED_TOKEN_TYPE })
-      const claims = payload && toClaims(payload)
+      const claims = await verifiedClaims(token, keys.shortLived, SHORT_LIVED_TOKEN_TYPE, now)
       if (!claims) return undefined
       const session = await loadSession(claims.sid)
       return sessionAccepts(session, claims, now, false) ? { claims, session } : undefined

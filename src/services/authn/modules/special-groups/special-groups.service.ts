@@ -32,6 +32,8 @@ export async function createSpecialGroupsService(deps: {
   }
 
   return {
+    hasAddressRules: ipRules.length > 0,
+
     /** Groups granted to a client address; recomputed on every request, never put in a token. */
     forAddress(address: Address | undefined): string[] {
       if (!address) return []

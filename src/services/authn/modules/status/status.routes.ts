@@ -2,7 +2,18 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { apiBase } from '../../context.ts'
 import { authnErrors } from '../../errors.ts'
-import { EpersonSchema, errorResponses, GroupSchema, HAL_CONTENT_TYPE, LinkSchema, pageSchema, toEpersonResponse, toGroupResponse, toPage } from '../../hal.ts'
+import {
+  EpersonSchema,
+  nullable,
+  errorResponses,
+  GroupSchema,
+  HAL_CONTENT_TYPE,
+  LinkSchema,
+  pageSchema,
+  toEpersonResponse,
+  toGroupResponse,
+  toPage,
+} from '../../hal.ts'
 import type { Challenge } from '../login/challenge.ts'
 import type { SpecialGroupsService } from '../special-groups/special-groups.service.ts'
 
@@ -12,12 +23,12 @@ const StatusResponse = Type.Object({
   id: Type.Null(),
   okay: Type.Boolean(),
   authenticated: Type.Boolean(),
-  authenticationMethod: Type.Union([Type.String(), Type.Null()]),
+  authenticationMethod: nullable(Type.String()),
   type: Type.Literal('status'),
   _links: Type.Object({ self: LinkSchema, eperson: LinkSchema, specialGroups: LinkSchema }),
   _embedded: Type.Optional(
     Type.Object({
-      eperson: Type.Optional(Type.Union([EpersonSchema, Type.Null()])),
+      eperson: Type.Optional(nullable(EpersonSchema)),
       specialGroups: Type.Optional(SpecialGroupsPage),
     }),
   ),

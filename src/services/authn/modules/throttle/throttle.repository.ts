@@ -34,3 +34,12 @@ export async function saveFailure(db: DbExecutor, row: FailureRow, exists: boole
 export async function deleteFailures(db: DbExecutor, key: string): Promise<void> {
   await db.deleteFrom('authn_login_failures').where('key', '=', key).execute()
 }
+
+/** Housekeeping: rows whose failures are forgotten and whose block is over. */
+export async function deleteStaleFailures(db: DbExecutor, forgottenBefore: string, now: string): Promise<void> {
+  await db
+    .deleteFrom('authn_login_failures')
+    .where('last_failure_at', '<', forgottenBefore)
+    .where((eb) => eb.or([eb('blocked_until', 'is', null), eb('blocked_until', '<', now)]))
+    .execute()
+}

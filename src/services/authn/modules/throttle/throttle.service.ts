@@ -2,7 +2,7 @@ import type { Clock } from '../../../../core/clock.ts'
 import { isUniqueViolation } from '../../../../core/db/errors.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { AuthnDatabase } from '../../db.ts'
-import { deleteFailures, findFailureForUpdate, findFailures, saveFailure } from './throttle.repository.ts'
+import { deleteFailures, deleteStaleFailures, findFailureForUpdate, findFailures, saveFailure } from './throttle.repository.ts'
 
 /**
  * Brute-force throttling of password logins, kept in the database so every instance sees the
@@ -20,11 +20,13 @@ import { deleteFailures, findFailureForUpdate, findFailures, saveFailure } from 
 const ACCOUNT_MAX_BACKOFF_MS = 60_000
 const IP_MAX_BACKOFF_MS = 15 * 60_000
 const FORGET_AFTER_MS = 15 * 60_000
+const SWEEP_EVERY_FAILURES = 100
 
 export function createThrottleService(deps: { database: AuthnDatabase; clock: Clock; perAccount: number; perIp: number }) {
   const { database, clock } = deps
   const accountKey = (email: string) => `account:${email}`
   const ipKey = (address: string) => `ip:${address}`
+  let failuresSinceSweep = 0
 
   async function recordOne(key: string, freeAttempts: number, maxBackoffMs: number): Promise<void> {
     const attempt = () =>
@@ -61,6 +63,13 @@ export function createThrottleService(deps: { database: AuthnDatabase; clock: Cl
     async recordFailure(email: string, address: string): Promise<void> {
       await recordOne(accountKey(email), deps.perAccount, ACCOUNT_MAX_BACKOFF_MS)
       if (address) await recordOne(ipKey(address), deps.perIp, IP_MAX_BACKOFF_MS)
+      // Every hundredth failure on this instance sweeps rows that no longer count, so guessing
+      // from many addresses or at many names cannot grow the table without bound.
+      if (++failuresSinceSweep >= SWEEP_EVERY_FAILURES) {
+        failuresSinceSweep = 0
+        const now = clock.now()
+        await deleteStaleFailures(database.db, new Date(now.getTime() - FORGET_AFTER_MS).toISOString(), now.toISOString())
+      }
     },
 
     async recordSuccess(email: string): Promise<void> {
