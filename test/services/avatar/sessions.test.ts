@@ -149,4 +149,20 @@ describe('sessions', () => {
     const listed = (await app.inject({ method: 'GET', url: '/v1/sessions' })).json()
     assert.equal(listed.sessions[0].message_count, 16)
   })
+
+  it('commits the exchanges of many concurrent sessions, each completely', async (t) => {
+    const { app } = await buildAvatarApp(t)
+    const ids = Array.from({ length: 30 }, (_, i) => `many-${i}`)
+    await Promise.all(ids.flatMap((id) => [chat(app, { sessionId: id, userText: 'one' }), chat(app, { sessionId: id, userText: 'two' })]))
+    const listed = (await app.inject({ method: 'GET', url: '/v1/sessions' })).json()
+    assert.equal(listed.sessions.length, 30)
+    for (const session of listed.sessions) assert.equal(session.message_count, 4)
+    for (const id of ids) {
+      const history = (await app.inject({ method: 'GET', url: `/v1/session/${id}/history` })).json()
+      assert.deepEqual(
+        history.messages.map((message: { role: string }) => message.role),
+        ['user', 'assistant', 'user', 'assistant'],
+      )
+    }
+  })
 })

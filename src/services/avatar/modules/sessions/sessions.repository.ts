@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { ChatDbExecutor, MessageRow, NewMessage, SessionRow } from './sessions.table.ts'
 
 export async function findSession(db: ChatDbExecutor, id: string): Promise<SessionRow | undefined> {
@@ -36,34 +37,26 @@ export async function listMessages(db: ChatDbExecutor, sessionId: string): Promi
  */
 export async function appendMessages(db: ChatDbExecutor, sessionId: string, at: string, cutoff: string, messages: NewMessage[]): Promise<number> {
   const added = messages.length
-  const { message_count: count } = await db
-    .insertInto('avatar_sessions')
-    .values({ id: sessionId, created_at: at, last_active_at: at, message_count: added })
-    .onConflict((conflict) =>
-      conflict.column('id').doUpdateSet((eb) => {
-        const expired = eb('avatar_sessions.last_active_at', '<', cutoff)
-        return {
-          message_count: eb
-            .case()
-            .when(expired)
-            .then(added)
-            .else(eb('avatar_sessions.message_count', '+', added))
-            .end(),
-          created_at: eb.case().when(expired).then(eb.ref('excluded.created_at')).else(eb.ref('avatar_sessions.created_at')).end(),
-          last_active_at: eb.ref('excluded.last_active_at'),
-        }
-      }),
-    )
-    .returning('message_count')
-    .executeTakeFirstOrThrow()
-  const total = Number(count)
+  // Written as SQL (the same text on both engines) rather than built: this runs on every chat
+  // turn, and building the query cost more than running it.
+  const { rows } = await sql<{ message_count: number }>`
+    insert into avatar_sessions (id, created_at, last_active_at, message_count) values (${sessionId}, ${at}, ${at}, ${added})
+    on conflict (id) do update set
+      message_count = case when avatar_sessions.last_active_at < ${cutoff} then ${added} else avatar_sessions.message_count + ${added} end,
+      created_at = case when avatar_sessions.last_active_at < ${cutoff} then excluded.created_at else avatar_sessions.created_at end,
+      last_active_at = excluded.last_active_at
+    returning message_count`.execute(db)
+  const total = Number(rows[0]?.message_count)
+  if (!Number.isSafeInteger(total)) throw new Error('the session upsert returned no count')
   // A count equal to what was just added means a new session or a restarted one: clear any
   // messages left from before it expired (none for a new one).
   if (total === added) await db.deleteFrom('avatar_messages').where('session_id', '=', sessionId).execute()
-  await db
-    .insertInto('avatar_messages')
-    .values(messages.map((message, index) => ({ ...message, session_id: sessionId, seq: total - added + 1 + index })))
-    .execute()
+  const first = total - added + 1
+  const values = messages.map(
+    (message, index) =>
+      sql`(${sessionId}, ${first + index}, ${message.role}, ${message.content}, ${message.emotion}, ${message.action}, ${message.created_at})`,
+  )
+  await sql`insert into avatar_messages (session_id, seq, role, content, emotion, action, created_at) values ${sql.join(values)}`.execute(db)
   return total
 }
 

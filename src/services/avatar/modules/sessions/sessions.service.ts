@@ -22,6 +22,16 @@ export interface HistoryMessage {
   action?: Action
 }
 
+interface PendingAppend {
+  id: string
+  at: string
+  cutoff: string
+  messages: NewMessage[]
+}
+
+/** Most appends committed in one SQLite transaction. */
+const MAX_BATCH = 256
+
 /** How often (at most) one instance sweeps expired sessions out of the database. */
 const SWEEP_INTERVAL_MS = 60_000
 
@@ -62,6 +72,43 @@ export function createSessionsService(deps: SessionsServiceDeps) {
     await repository.deleteIdleSessions(db, cutoff())
   }
 
+  const appendAlone = (item: PendingAppend) => withTransaction(database, (trx) => repository.appendMessages(trx, item.id, item.at, item.cutoff, item.messages))
+
+  // SQLite has one writer and pays for each commit (a WAL write); appends that arrive together
+  // share one transaction instead. Each caller still returns only after its rows are committed.
+  // PostgreSQL runs the transactions of concurrent requests side by side over its pool.
+  const queue: { item: PendingAppend; resolve: () => void; reject: (error: unknown) => void }[] = []
+  let flushing = false
+
+  async function flush(): Promise<void> {
+    while (queue.length > 0) {
+      const batch = queue.splice(0, MAX_BATCH)
+      try {
+        await withTransaction(database, async (trx) => {
+          for (const { item } of batch) await repository.appendMessages(trx, item.id, item.at, item.cutoff, item.messages)
+        })
+        for (const waiter of batch) waiter.resolve()
+      } catch (error) {
+        if (batch.length === 1) {
+          batch[0].reject(error)
+          continue
+        }
+        // One bad append must not fail the others: retry each on its own.
+        for (const waiter of batch) await appendAlone(waiter.item).then(waiter.resolve, waiter.reject)
+      }
+    }
+    flushing = false
+  }
+
+  function groupCommit(item: PendingAppend): Promise<void> {
+    return new Promise((resolve, reject) => {
+      queue.push({ item, resolve, reject })
+      if (flushing) return
+      flushing = true
+      setImmediate(() => void flush())
+    })
+  }
+
   return {
     /** The last messages of a session, for the model's context; none for a new or expired session. */
     async context(id: string): Promise<HistoryMessage[]> {
@@ -79,7 +126,9 @@ export function createSessionsService(deps: SessionsServiceDeps) {
         { role: 'user', content: user.content, emotion: null, action: null, created_at: user.at },
         { role: 'assistant', content: assistant.content, emotion: assistant.emotion, action: assistant.action, created_at: assistant.at },
       ]
-      await withTransaction(database, (trx) => repository.appendMessages(trx, id, assistant.at, cutoff(), messages))
+      const append: PendingAppend = { id, at: assistant.at, cutoff: cutoff(), messages }
+      if (database.dialect === 'sqlite') await groupCommit(append)
+      else await appendAlone(append)
       await sweepIfDue()
     },
 
