@@ -1,5 +1,3 @@
-import multipart from '@fastify/multipart'
-import Fastify from 'fastify'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -10,6 +8,7 @@ import { NOT_CONFIGURED_MESSAGE } from '../../../../src/services/avatar/provider
 import { pocketsphinxInstalled } from '../../../../src/services/avatar/providers/asr/pocketsphinx.asr.ts'
 import { buildTestApp, type Cleanup } from '../../../helpers/build-app.ts'
 import { parseWav } from '../speech/audio.ts'
+import { fakeOpenAi } from './fake-transcription-server.ts'
 
 type App = Awaited<ReturnType<typeof buildTestApp>>['app']
 
@@ -63,32 +62,6 @@ describe('speech recognition with nothing configured', () => {
 })
 
 describe('speech recognition through an OpenAI-compatible API', () => {
-  async function fakeOpenAi(t: Cleanup, reply: { status: number; body: unknown }) {
-    const seen: Array<{ authorization?: string; model?: string; language?: string; bytes: number; filename: string; format?: string }> = []
-    const server = Fastify()
-    await server.register(multipart)
-    server.post('/v1/audio/transcriptions', async (request, response) => {
-      const entry: (typeof seen)[number] = { authorization: request.headers.authorization, bytes: 0, filename: '' }
-      for await (const part of request.parts()) {
-        if (part.type === 'file') {
-          entry.bytes = (await part.toBuffer()).length
-          entry.filename = part.filename
-        } else if (typeof part.value === 'string') {
-          if (part.fieldname === 'model') entry.model = part.value
-          if (part.fieldname === 'language') entry.language = part.value
-          if (part.fieldname === 'response_format') entry.format = part.value
-        }
-      }
-      seen.push(entry)
-      return response.status(reply.status).send(reply.body)
-    })
-    await server.listen({ port: 0, host: '127.0.0.1' })
-    t.after(() => server.close())
-    const address = server.server.address()
-    assert.ok(address && typeof address === 'object')
-    return { seen, baseUrl: `http://127.0.0.1:${address.port}/v1` }
-  }
-
   it('sends the upload with the model and language, and answers text, language and duration in seconds', async (t) => {
     const fake = await fakeOpenAi(t, { status: 200, body: { text: ' 你好，世界 ' } })
     const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_ASR_API_KEY: 'sk-test', AVATAR_ASR_BASE_URL: fake.baseUrl } })

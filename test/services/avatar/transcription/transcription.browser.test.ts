@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { after, before, describe, it } from 'node:test'
+import { type Browser, chromium } from 'playwright-core'
+import { pocketsphinxInstalled } from '../../../../src/services/avatar/providers/asr/pocketsphinx.asr.ts'
+import { buildTestApp } from '../../../helpers/build-app.ts'
+import { fakeOpenAi } from './fake-transcription-server.ts'
+
+// Recordings as browsers really make them (MediaRecorder, from Chromium's fake microphone),
+// since no encoder for WebM/Opus or MP4 ships with the machine.
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const recordings = new Map<string, Buffer>()
+let browser: Browser | undefined
+
+interface RecorderGlobals {
+  MediaRecorder: { isTypeSupported(type: string): boolean; new (stream: unknown, options: { mimeType: string }): RecorderLike }
+  navigator: { mediaDevices: { getUserMedia(constraints: { audio: boolean }): Promise<{ getTracks(): Array<{ stop(): void }> }> } }
+  Blob: new (parts: unknown[]) => { arrayBuffer(): Promise<ArrayBuffer> }
+  btoa(data: string): string
+}
+interface RecorderLike {
+  ondataavailable: (event: { data: unknown }) => void
+  onstop: () => void
+  start(): void
+  stop(): void
+}
+
+before(async () => {
+  if (!existsSync(CHROMIUM)) return
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+    ],
+  })
+  // A secure context is needed for the microphone: any page of a local server will do.
+  const { app } = await buildTestApp({ after: (fn) => after(fn) }, { services: ['avatar'] })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  assert.ok(address && typeof address === 'object')
+  const page = await browser.newPage()
+  await page.goto(`http://127.0.0.1:${address.port}/avatar`)
+  for (const type of ['audio/webm;codecs=opus', 'audio/mp4']) {
+    const base64 = await page.evaluate(async (mimeType) => {
+      const g = globalThis as unknown as RecorderGlobals
+      if (!g.MediaRecorder.isTypeSupported(mimeType)) return null
+      const stream = await g.navigator.mediaDevices.getUserMedia({ audio: true })
+      const recorder = new g.MediaRecorder(stream, { mimeType })
+      const parts: unknown[] = []
+      recorder.ondataavailable = (event) => parts.push(event.data)
+      const stopped = new Promise<void>((resolve) => {
+        recorder.onstop = resolve
+      })
+      recorder.start()
+      await new Promise((resolve) => setTimeout(resolve, 1200))
+      recorder.stop()
+      await stopped
+      for (const track of stream.getTracks()) track.stop()
+      const bytes = new Uint8Array(await new g.Blob(parts).arrayBuffer())
+      let binary = ''
+      for (const byte of bytes) binary += String.fromCharCode(byte)
+      return g.btoa(binary)
+    }, type)
+    if (base64) recordings.set(type.split(';')[0], Buffer.from(base64, 'base64'))
+  }
+  await page.close()
+})
+after(() => browser?.close())
+
+async function upload(app: Awaited<ReturnType<typeof buildTestApp>>['app'], bytes: Buffer, type: string, name: string) {
+  const data = new FormData()
+  data.append('file', new Blob([new Uint8Array(bytes)], { type }), name)
+  const request = new Request('http://localhost/', { method: 'POST', body: data })
+  return app.inject({
+    method: 'POST',
+    url: '/v1/asr',
+    payload: Buffer.from(await request.arrayBuffer()),
+    headers: { 'content-type': request.headers.get('content-type') ?? '' },
+  })
+}
+
+describe('browser recordings', { skip: !existsSync(CHROMIUM) && `no Chromium at ${CHROMIUM}` }, () => {
+  it('accepts WebM/Opus as the API takes it, with its duration in seconds', async (t) => {
+    const webm = recordings.get('audio/webm')
+    assert.ok(webm, 'Chromium recorded WebM')
+    const fake = await fakeOpenAi(t, { status: 200, body: { text: 'beep' } })
+    const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_ASR_API_KEY: 'sk-test', AVATAR_ASR_BASE_URL: fake.baseUrl } })
+    const response = await upload(app, webm, 'audio/webm', 'speech.webm')
+    assert.equal(response.statusCode, 200, response.body)
+    assert.ok(response.json().duration > 0.9 && response.json().duration < 1.6, `${response.json().duration} s`)
+    assert.equal(fake.seen[0].bytes, webm.length)
+  })
+
+  it('accepts MP4 audio (m4a) as the API takes it', async (t) => {
+    const mp4 = recordings.get('audio/mp4')
+    if (!mp4) {
+      t.skip('this Chromium cannot record MP4 audio')
+      return
+    }
+    const fake = await fakeOpenAi(t, { status: 200, body: { text: 'beep' } })
+    const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_ASR_API_KEY: 'sk-test', AVATAR_ASR_BASE_URL: fake.baseUrl } })
+    const response = await upload(app, mp4, 'audio/mp4', 'speech.m4a')
+    assert.equal(response.statusCode, 200, response.body)
+    assert.equal(typeof response.json().duration, 'number')
+    assert.equal(fake.seen[0].filename, 'speech.m4a')
+  })
+
+  it('answers 415 naming WAV when the local recognizer cannot decode WebM here', {
+    skip: !pocketsphinxInstalled({ command: 'pocketsphinx_continuous', modelDir: '/usr/share/pocketsphinx/model/en-us' }) && 'no pocketsphinx',
+  }, async (t) => {
+    const webm = recordings.get('audio/webm')
+    assert.ok(webm)
+    const { app } = await buildTestApp(t, { services: ['avatar'] })
+    const response = await upload(app, webm, 'audio/webm', 'speech.webm')
+    assert.equal(response.statusCode, 415, response.body)
+    assert.match(response.json().detail, /cannot decode EBML\/webm audio.*send WAV/)
+  })
+})
