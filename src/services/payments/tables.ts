@@ -26,8 +26,14 @@ export interface MerchantsTable {
   fee_flat: number
   dispute_fee: number
   tds_mode: string
-  balance: number
   created: string
+}
+
+/** A merchant's balance is the sum of its shards (see migration 202611220130). */
+export interface BalanceShardsTable {
+  merchant_id: string
+  shard: number
+  balance: number
 }
 
 export interface MerchantAppsTable {
@@ -177,6 +183,7 @@ export interface SandboxCardsTable {
 export interface PaymentsTables {
   payments_apps: AppsTable
   payments_merchants: MerchantsTable
+  payments_balance_shards: BalanceShardsTable
   payments_merchant_apps: MerchantAppsTable
   payments_users: UsersTable
   payments_merchant_users: MerchantUsersTable
@@ -195,6 +202,7 @@ export interface PaymentsTables {
 export type PaymentsDb = Kysely<PaymentsTables> | Transaction<PaymentsTables>
 
 export type TransactionRow = TransactionsTable
-export type MerchantRow = MerchantsTable
+/** A merchant as read: its row plus the balance summed from its shards. */
+export type MerchantRow = MerchantsTable & { balance: number }
 export type TrailRow = TrailTable
 export type LineRow = LinesTable

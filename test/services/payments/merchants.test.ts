@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { migrateToLatest } from '../../../src/core/db/migrator.ts'
+import { migrations } from '../../../src/services/payments/migrations/index.ts'
+import { createTestDatabase } from '../../helpers/build-app.ts'
 import { basic, createApp, merchantAttributes, merchantFixture, paymentsApp, parseList } from './helpers.ts'
 
 test('creates a merchant from JSON, vnd.api+json and a form, with the creator as a member', async (t) => {
@@ -209,4 +212,39 @@ test('apps of a merchant: add (201, empty body) gives access, revoke (204) takes
   assert.equal(last.statusCode, 400, 'the last app stays')
   assert.equal((await app.inject({ method: 'POST', url: `/merchants/${merchant.id}/apps`, headers: as2, payload: { appId: 'nope' } })).statusCode, 400)
   assert.equal((await app.inject({ method: 'DELETE', url: `/merchants/${merchant.id}/apps/${owner.id}`, headers: as2 })).statusCode, 404)
+})
+
+test('the balance-shard migration carries an existing balance over', async (t) => {
+  const database = await createTestDatabase(t)
+  const before = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < '202611220130'))
+  await migrateToLatest(database.db, 'payments', before)
+  await database.db
+    .insertInto('payments_merchants')
+    .values({
+      id: 'm1',
+      key: 'k1',
+      name: null,
+      currency: 'EUR',
+      test: 1,
+      email: 'e@x.io',
+      website: 'x.io',
+      descriptor: 'X',
+      company_country: 'DK',
+      company_number: null,
+      bank_iban: null,
+      fee_rate_ppm: 13500,
+      fee_flat: 25,
+      dispute_fee: 1500,
+      tds_mode: 'attempt',
+      balance: 4321,
+      created: '2026-01-01T00:00:00.000Z',
+    })
+    .execute()
+  await migrateToLatest(database.db, 'payments', migrations)
+  const shards = await database.db.selectFrom('payments_balance_shards').selectAll().execute()
+  assert.deepEqual(shards, [{ merchant_id: 'm1', shard: 0, balance: 4321 }])
+  const test = await paymentsApp(t, { database })
+  const owner = await createApp(test.app)
+  await test.db.insertInto('payments_merchant_apps').values({ merchant_id: 'm1', app_id: owner.id, created: '2026-01-01T00:00:00.000Z' }).execute()
+  assert.equal((await test.app.inject({ url: '/merchants/m1', headers: { authorization: basic(owner.key) } })).json().merchant.balance, 4321)
 })

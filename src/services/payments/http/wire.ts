@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fastJsonStringify, { type Schema } from 'fast-json-stringify'
+import { fieldError } from './errors.ts'
 
 interface SchemaLike {
   type?: string
@@ -8,6 +9,19 @@ interface SchemaLike {
 }
 
 type Serializer = (data: unknown) => string
+
+/** The dotted path of the first string (or key) holding a NUL character, if any. */
+export function findNul(value: unknown, path: string, depth = 0): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path || 'body' : undefined
+  if (value === null || typeof value !== 'object' || depth > 20) return undefined
+  for (const [key, child] of Object.entries(value)) {
+    const childPath = path ? `${path}.${key}` : key
+    if (key.includes('\u0000')) return childPath
+    const found = findNul(child, childPath, depth + 1)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
 
 /**
  * Serialises every payments response the way Paylike's official Node client reads it: the
@@ -48,5 +62,8 @@ export function installWireFormat(app: FastifyInstance): void {
   // A POST or PUT with no body at all (no Content-Type either) validates as an empty object.
   app.addHook('preValidation', async (request) => {
     if ((request.method === 'POST' || request.method === 'PUT') && (request.body === undefined || request.body === null)) request.body = {}
+    // PostgreSQL text cannot hold NUL; refuse it up front on both engines, naming the field.
+    const field = findNul(request.params, 'params') ?? findNul(request.query, 'query') ?? findNul(request.body, '')
+    if (field !== undefined) throw fieldError(field, 'must not contain NUL characters')
   })
 }

@@ -1,9 +1,11 @@
 import type { MigrationSet } from '../../../core/db/migrator.ts'
 import * as createMerchantApi from './202611220030_create_merchant_api.ts'
 import * as createVault from './202611220100_create_vault.ts'
+import * as shardMerchantBalances from './202611220130_shard_merchant_balances.ts'
 
 /** Every migration of this service, by name; names sort in the order they run. Never edit one that has shipped. */
 export const migrations: MigrationSet = {
   '202611220030_create_merchant_api': createMerchantApi,
   '202611220100_create_vault': createVault,
+  '202611220130_shard_merchant_balances': shardMerchantBalances,
 }

@@ -55,11 +55,6 @@ export interface PostLineInput {
   description?: string | null
 }
 
-/**
- * Appends one ledger line and moves the merchant's balance by the same amount. Call it inside
- * the database transaction that makes the movement, so the sum of a merchant's lines always
- * equals its balance.
- */
 const lineInsert = prepared<keyof LineRow, never>((db, p) =>
   db.insertInto('payments_lines').values({
     id: p.id,
@@ -76,14 +71,30 @@ const lineInsert = prepared<keyof LineRow, never>((db, p) =>
   }),
 )
 
-// An in-place addition: no read, so no lock on the merchant row is needed beyond the update's own.
-const balanceMove = prepared<'id' | 'delta', never>((db, p) =>
+// An in-place addition to one shard of the balance: no read, and captures of different
+// transactions mostly land on different shards, so they do not queue on one row lock.
+const balanceMove = prepared<'id' | 'shard' | 'delta', never>((db, p) =>
   db
-    .updateTable('payments_merchants')
-    .set((eb) => ({ balance: eb('balance', '+', p.delta) }))
-    .where('id', '=', p.id),
+    .insertInto('payments_balance_shards')
+    .values({ merchant_id: p.id, shard: p.shard, balance: p.delta })
+    .onConflict((oc) =>
+      oc.columns(['merchant_id', 'shard']).doUpdateSet((eb) => ({ balance: eb('payments_balance_shards.balance', '+', eb.ref('excluded.balance')) })),
+    ),
 )
 
+export const BALANCE_SHARDS = 16
+
+/** The shard of a movement: from the transaction id's last hex digit (its counter), else 0. */
+export function shardOf(transactionId: string | null): number {
+  const digit = transactionId === null ? Number.NaN : Number.parseInt(transactionId.slice(-1), 16)
+  return Number.isNaN(digit) ? 0 : digit % BALANCE_SHARDS
+}
+
+/**
+ * Appends one ledger line and moves the merchant's balance (one shard of it) by the same
+ * amount. Call it inside the database transaction that makes the movement, so the sum of a
+ * merchant's lines always equals its balance.
+ */
 export async function postLine(db: PaymentsDb, dialect: DialectName, ids: IdGenerator, input: PostLineInput): Promise<string> {
   const id = ids.timeOrdered()
   await lineInsert(db, dialect, {
@@ -99,6 +110,6 @@ export async function postLine(db: PaymentsDb, dialect: DialectName, ids: IdGene
     amount_currency: input.amount?.currency ?? null,
     amount: input.amount?.amount ?? null,
   })
-  await balanceMove(db, dialect, { id: input.merchant.id, delta: input.effect.balance })
+  await balanceMove(db, dialect, { id: input.merchant.id, shard: shardOf(input.transactionId), delta: input.effect.balance })
   return id
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
 import type { MerchantRow, MerchantsTable, PaymentsDb } from '../../tables.ts'
 
@@ -5,12 +6,12 @@ export async function insertMerchant(db: PaymentsDb, row: MerchantsTable): Promi
   await db.insertInto('payments_merchants').values(row).execute()
 }
 
-export async function findMerchant(db: PaymentsDb, id: string): Promise<MerchantRow | undefined> {
-  return db.selectFrom('payments_merchants').selectAll().where('id', '=', id).executeTakeFirst()
-}
+// The balance is the sum of the merchant's shards (cast: PostgreSQL sums bigint as numeric).
+const balance = sql<number>`(select cast(coalesce(sum(s.balance), 0) as bigint) from payments_balance_shards s where s.merchant_id = payments_merchants.id)`
 
-export async function findMerchantByKey(db: PaymentsDb, key: string): Promise<MerchantRow | undefined> {
-  return db.selectFrom('payments_merchants').selectAll().where('key', '=', key).executeTakeFirst()
+export async function findMerchant(db: PaymentsDb, id: string): Promise<MerchantRow | undefined> {
+  const row = await db.selectFrom('payments_merchants').selectAll().select(balance.as('balance')).where('id', '=', id).executeTakeFirst()
+  return row && { ...row, balance: Number(row.balance) }
 }
 
 export async function updateMerchant(db: PaymentsDb, id: string, changes: Partial<Pick<MerchantsTable, 'name' | 'email' | 'descriptor'>>): Promise<void> {
@@ -18,22 +19,15 @@ export async function updateMerchant(db: PaymentsDb, id: string, changes: Partia
   await db.updateTable('payments_merchants').set(changes).where('id', '=', id).execute()
 }
 
-/** Adds `delta` to the merchant's balance in place (no read), inside the caller's transaction. */
-export async function addToBalance(db: PaymentsDb, id: string, delta: number): Promise<void> {
-  await db
-    .updateTable('payments_merchants')
-    .set((eb) => ({ balance: eb('balance', '+', delta) }))
-    .where('id', '=', id)
-    .execute()
-}
-
 export async function listMerchantsOfApp(db: PaymentsDb, appId: string, page: PageRequest): Promise<MerchantRow[]> {
   const query = db
     .selectFrom('payments_merchants')
     .innerJoin('payments_merchant_apps', 'payments_merchant_apps.merchant_id', 'payments_merchants.id')
     .selectAll('payments_merchants')
+    .select(balance.as('balance'))
     .where('payments_merchant_apps.app_id', '=', appId)
-  return applyPage(query, 'payments_merchants.id', page).execute()
+  const rows = await applyPage(query, 'payments_merchants.id', page).execute()
+  return rows.map((row) => ({ ...row, balance: Number(row.balance) }))
 }
 
 export async function isAppOfMerchant(db: PaymentsDb, merchantId: string, appId: string): Promise<boolean> {

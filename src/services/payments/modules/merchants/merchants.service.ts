@@ -3,7 +3,7 @@ import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { PaymentsContext } from '../../context.ts'
 import { conflict, fieldError, fieldErrors, forbidden, notFound } from '../../http/errors.ts'
-import type { MerchantRow } from '../../tables.ts'
+import type { MerchantRow, MerchantsTable } from '../../tables.ts'
 import { findAppById } from '../apps/apps.repository.ts'
 import { convert } from '../ledger/fx.ts'
 import * as repo from './merchants.repository.ts'
@@ -70,7 +70,7 @@ export function createMerchantsService(ctx: PaymentsContext) {
       const created = now()
       const fee = (money: { currency: string; amount: number }) =>
         convert(ctx.fx, money.amount, money.currency, input.currency, { markupPpm: 0, direction: 'debit' })
-      const row: MerchantRow = {
+      const row: MerchantsTable = {
         id: ctx.ids.timeOrdered(),
         key: ctx.ids.uuid(),
         name: input.name ?? null,
@@ -86,14 +86,13 @@ export function createMerchantsService(ctx: PaymentsContext) {
         fee_flat: fee(DEFAULT_PRICING.flat),
         dispute_fee: fee(DEFAULT_PRICING.dispute),
         tds_mode: 'attempt',
-        balance: 0,
         created,
       }
       await withTransaction(ctx.database, async (trx) => {
         await repo.insertMerchant(trx, row)
         await repo.addAppToMerchant(trx, row.id, appId, created)
       })
-      return toMerchant(row)
+      return toMerchant({ ...row, balance: 0 })
     },
 
     async get(appId: string, merchantId: string): Promise<Merchant> {
