@@ -1,12 +1,14 @@
-import type { PaymentsDb } from '../../tables.ts'
+import type { Kysely } from 'kysely'
+import type { PaymentsTables } from '../../tables.ts'
+import { compiledOnce } from '../vault/compiled-query.ts'
+
+const findMerchantQuery = compiledOnce((db: Kysely<PaymentsTables>, v: Record<'key', never>) =>
+  db.selectFrom('payments_merchants').select(['id', 'name', 'test', 'descriptor', 'currency', 'tds_mode']).where('key', '=', v.key),
+)
 
 /** The merchant a public key names, with what a payment needs; undefined when unknown. */
-export async function findMerchantByKey(db: PaymentsDb, key: string) {
-  return db
-    .selectFrom('payments_merchants')
-    .select(['id', 'name', 'test', 'descriptor', 'currency', 'tds_mode'])
-    .where('key', '=', key)
-    .executeTakeFirst()
+export async function findMerchantByKey(db: Kysely<PaymentsTables>, key: string) {
+  return (await findMerchantQuery(db, { key })).rows[0]
 }
 
 export type ClientMerchant = NonNullable<Awaited<ReturnType<typeof findMerchantByKey>>>

@@ -34,9 +34,7 @@ const TestScenario = Type.Object(
         {
           fingerprint: Type.Optional(Type.Union([Type.Literal('timeout'), Type.Literal('unavailable'), Type.Literal('success')])),
           challenge: Type.Optional(Type.Boolean({ description: 'false: the frictionless flow' })),
-          status: Type.Optional(
-            Type.Union([Type.Literal('authenticated'), Type.Literal('rejected'), Type.Literal('unavailable'), Type.Literal('attempted')]),
-          ),
+          status: Type.Optional(Type.Union([Type.Literal('authenticated'), Type.Literal('rejected'), Type.Literal('unavailable'), Type.Literal('attempted')])),
         },
         { additionalProperties: false },
       ),
@@ -63,7 +61,9 @@ export const PaymentBody = Type.Object(
     ),
     custom: Type.Optional(Type.Unknown()),
     plan: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 20 })),
-    unplanned: Type.Optional(Type.Object({ merchant: Type.Optional(Type.Boolean()), customer: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+    unplanned: Type.Optional(
+      Type.Object({ merchant: Type.Optional(Type.Boolean()), customer: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+    ),
     test: Type.Optional(TestScenario),
     hints: Type.Optional(Type.Array(Type.String({ maxLength: 512 }), { maxItems: 50 })),
   },

@@ -126,8 +126,8 @@ export function createClientPaymentsService(ctx: PaymentsContext, vault: VaultSe
     const sandboxState = scenario ? sandboxStateOf(scenario) : undefined
 
     // Spent first, all or none: a second request racing with the same tokens stops here.
-    await vault.spend(payment.codeToken ? [payment.numberToken, payment.codeToken] : [payment.numberToken])
-    const ref = await vault.storeCard(payment.card.number)
+    const tokens = payment.codeToken ? [payment.numberToken, payment.codeToken] : [payment.numberToken]
+    const ref = await vault.spendAndStoreCard(tokens, payment.card.number)
     const processor = ctx.processor as Partial<SandboxProcessor>
     if (payment.merchant.test === 1 && sandboxState && typeof processor.setCardState === 'function') {
       await processor.setCardState(ref, sandboxState)

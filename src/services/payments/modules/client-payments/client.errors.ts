@@ -9,7 +9,8 @@ import type { NormalizedError } from '../../../../core/errors/normalize.ts'
  */
 export const clientErrors = {
   versionMissing: () => clientError('VERSION_MISSING', 'No API version was found in the request header (send Accept-Version: 1)'),
-  versionUnsupported: (version: string) => clientError('VERSION_UNSUPPORTED', `API version ${JSON.stringify(version.slice(0, 20))} is not supported (supported: 1)`),
+  versionUnsupported: (version: string) =>
+    clientError('VERSION_UNSUPPORTED', `API version ${JSON.stringify(version.slice(0, 20))} is not supported (supported: 1)`),
   bodyInvalid: (message: string) => clientError('BODY_INVALID', `Invalid request body: ${message}`),
   requestInvalid: (message: string) => clientError('REQUEST_INVALID', `Invalid request: ${message}`),
   tokenInvalid: (path: string) => clientError('TOKEN_INVALID', `The token for \`${path}\` is invalid`, { path }),

@@ -1,3 +1,4 @@
+import { compiledOnce } from './compiled-query.ts'
 import type { VaultDb, VaultTokensTable } from './vault.table.ts'
 
 // All SQL of the vault. Sealed columns are selected only where they are about to be opened.
@@ -16,16 +17,27 @@ export async function insertSecretIfAbsent(db: VaultDb, id: string, secret: stri
     .execute()
 }
 
+const insertTokenQuery = compiledOnce((db: VaultDb, v: Record<keyof VaultTokensTable, never>) =>
+  db.insertInto('payments_vault_tokens').values({
+    token_hash: v.token_hash,
+    type: v.type,
+    sealed: v.sealed,
+    created: v.created,
+    expires: v.expires,
+    used: v.used,
+  }),
+)
+
 export async function insertToken(db: VaultDb, row: VaultTokensTable): Promise<void> {
-  await db.insertInto('payments_vault_tokens').values(row).execute()
+  await insertTokenQuery(db, row)
 }
 
+const findTokenQuery = compiledOnce((db: VaultDb, v: Record<'hash', never>) =>
+  db.selectFrom('payments_vault_tokens').select(['token_hash', 'type', 'sealed', 'expires', 'used']).where('token_hash', '=', v.hash),
+)
+
 export async function findToken(db: VaultDb, tokenHash: string) {
-  return db
-    .selectFrom('payments_vault_tokens')
-    .select(['token_hash', 'type', 'sealed', 'expires', 'used'])
-    .where('token_hash', '=', tokenHash)
-    .executeTakeFirst()
+  return (await findTokenQuery(db, { hash: tokenHash })).rows[0]
 }
 
 /** Marks an unused, unexpired token used; false when another request spent it first (or it expired). */

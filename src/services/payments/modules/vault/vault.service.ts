@@ -101,21 +101,19 @@ export function createVaultService(deps: VaultDeps) {
 
     /**
      * Spends tokens for one authorization, all or none, so that two requests racing with the
-     * same tokens cannot both be authorized. `paths` name the tokens in the error.
+     * same tokens cannot both be authorized, and keeps the card number for later charges, in
+     * one database transaction. Returns the new `card_ref`. `paths` name the tokens in errors.
      */
-    async spend(tokens: Array<{ hash: string; path: string }>): Promise<void> {
+    async spendAndStoreCard(tokens: Array<{ hash: string; path: string }>, number: string): Promise<string> {
       const now = deps.clock.now().toISOString()
+      const id = `vcard_${deps.ids.timeOrdered()}`
+      const sealed = (await sealer()).seal(number, `card:${id}`)
       await withTransaction(deps.database, async (trx) => {
         for (const token of tokens) {
           if (!(await repo.spendToken(trx, token.hash, now))) throw clientErrors.tokenInvalid(token.path)
         }
+        await repo.insertCard(trx, { id, sealed, created: now })
       })
-    },
-
-    /** Keeps a card number for later charges; returns its `card_ref`. */
-    async storeCard(number: string): Promise<string> {
-      const id = `vcard_${deps.ids.timeOrdered()}`
-      await repo.insertCard(db, { id, sealed: (await sealer()).seal(number, `card:${id}`), created: deps.clock.now().toISOString() })
       return id
     },
 

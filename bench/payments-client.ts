@@ -1,0 +1,138 @@
+// Payments, customer side: the frictionless vault + payment round trip against the bare
+// Fastify baseline, same run (target ≥ 0.3 in requests per second).
+//
+// One round trip is what a Paylike client does for a test payment with
+// `test: {tds: {challenge: false}}` (3-D Secure fingerprint, no challenge), five requests:
+//   POST /vault (pcn) → POST /vault (pcsc) → POST /payments (→ tds-fingerprint challenge)
+//   → POST /payments/challenges/tds-fingerprint (→ hints) → POST /payments (→ authorizationId)
+// Each autocannon connection runs that sequence in a loop; every final request stores an
+// authorization (tokens spent, card sealed and stored, transaction recorded). The fingerprint
+// frame itself runs in a browser and adds no proof the server needs, so it is not requested.
+// Usage: node bench/payments-client.ts [--rounds 3 --duration 5 --connections 20]
+import autocannon from 'autocannon'
+import { parseArgs } from 'node:util'
+import { type Measurement, compare, measure, printComparison, startBaseline, startTriad } from './lib.ts'
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '20' },
+  },
+})
+const rounds = Number(values.rounds)
+const durationSeconds = Number(values.duration)
+const connections = Number(values.connections)
+const STEPS = 5
+const basic = (key: string) => `Basic ${Buffer.from(`:${key}`).toString('base64')}`
+
+async function testMerchantKey(url: string): Promise<string> {
+  const created = await fetch(`${url}/apps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+  const appKey = ((await created.json()) as { app: { key: string } }).app.key
+  const merchant = await fetch(`${url}/merchants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: basic(appKey) },
+    body: JSON.stringify({ currency: 'EUR', email: 'bench@example.com', website: 'https://example.com', descriptor: 'BENCH', company: { country: 'DK' }, test: true }),
+  })
+  return ((await merchant.json()) as { merchant: { key: string } }).merchant.key
+}
+
+interface Flow {
+  number?: unknown
+  code?: unknown
+  hints?: string[]
+}
+
+let completed = 0
+let failures = 0
+
+async function roundTrips(url: string, key: string): Promise<Measurement & { roundTripsPerSecond: number }> {
+  completed = 0
+  const headers = { 'content-type': 'application/json', 'accept-version': '1' }
+  const body = (context: Flow, hints: string[]) =>
+    JSON.stringify({
+      integration: { key },
+      amount: { currency: 'EUR', exponent: 2, value: 195 },
+      card: { number: context.number, code: context.code, expiry: { month: 12, year: 2030 } },
+      test: { tds: { challenge: false } },
+      hints,
+    })
+  const result = await autocannon({
+    url,
+    connections,
+    duration: durationSeconds,
+    requests: [
+      {
+        method: 'POST',
+        path: '/vault',
+        headers,
+        body: '{"type":"pcn","value":"4111111111111111"}',
+        onResponse: (_status, text, context: Flow) => {
+          context.number = JSON.parse(text)
+        },
+      },
+      {
+        method: 'POST',
+        path: '/vault',
+        headers,
+        body: '{"type":"pcsc","value":"123"}',
+        onResponse: (_status, text, context: Flow) => {
+          context.code = JSON.parse(text)
+        },
+      },
+      { method: 'POST', path: '/payments', headers, setupRequest: (request, context: Flow) => ({ ...request, body: body(context, []) }) },
+      {
+        method: 'POST',
+        path: '/payments/challenges/tds-fingerprint',
+        headers,
+        setupRequest: (request, context: Flow) => ({ ...request, body: body(context, []) }),
+        onResponse: (_status, text, context: Flow) => {
+          context.hints = (JSON.parse(text) as { hints?: string[] }).hints ?? []
+        },
+      },
+      {
+        method: 'POST',
+        path: '/payments',
+        headers,
+        setupRequest: (request, context: Flow) => ({ ...request, body: body(context, context.hints ?? []) }),
+        onResponse: (status, text) => {
+          if (status === 200 && text.includes('authorizationId')) completed++
+          else failures++
+        },
+      },
+    ],
+  })
+  return {
+    requestsPerSecond: result.requests.average,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    roundTripsPerSecond: completed / durationSeconds,
+  }
+}
+
+const baseline = await startBaseline()
+const triad = await startTriad({ PAYMENTS_RATE_LIMIT: '0' })
+try {
+  const key = await testMerchantKey(triad.url)
+  const trips: number[] = []
+  const result = await compare(
+    rounds,
+    () => measure(baseline.url, { connections, durationSeconds }),
+    async () => {
+      const measured = await roundTrips(triad.url, key)
+      trips.push(measured.roundTripsPerSecond)
+      return measured
+    },
+  )
+  printComparison(
+    `Frictionless vault + payment round trip (${STEPS} requests) on SQLite vs bare Fastify (${rounds} rounds × ${durationSeconds} s, ${connections} connections)`,
+    result,
+    0.3,
+  )
+  const mean = trips.reduce((total, value) => total + value, 0) / trips.length
+  console.log(`  round trips ${mean.toFixed(0)}/s (authorizations stored per second); failed final steps ${failures}`)
+} finally {
+  await Promise.all([baseline.stop(), triad.stop()])
+}
