@@ -17,7 +17,7 @@ export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & Co
         // The avatar API's errors are always `{detail: string}`.
         installErrorHandling(scope, formatAvatarError)
         await scope.register(conversationRoutes({ ...deps, config: deps.config.chat }))
-        await scope.register(speechPlugin({ config: deps.config.speech, tts: deps.tts }))
+        await scope.register(speechPlugin({ config: deps.config.speech, tts: deps.tts, clock: deps.clock }))
         await scope.register(transcriptionPlugin({ config: deps.config.transcription, asr: deps.asr }))
       },
       { prefix: '/v1' },

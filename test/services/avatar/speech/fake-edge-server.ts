@@ -11,6 +11,8 @@ export interface FakeEdge {
   url: string
   /** What each connection asked: its query string and the text messages it sent. */
   connections: Array<{ query: URLSearchParams; headers: IncomingMessage['headers']; messages: string[] }>
+  /** Upgrade requests received, refused ones included. */
+  attempts: number
   close(): Promise<void>
 }
 
@@ -22,11 +24,17 @@ function frame(opcode: number, payload: Buffer): Buffer {
   return Buffer.concat([head, payload])
 }
 
-export async function startFakeEdge(audio: Buffer): Promise<FakeEdge> {
+export async function startFakeEdge(audio: Buffer, options: { refuseFirst?: number } = {}): Promise<FakeEdge> {
   const connections: FakeEdge['connections'] = []
+  let attempts = 0
   const sockets = new Set<Duplex>()
   const server = createServer((_request, response) => response.writeHead(426).end())
   server.on('upgrade', (request: IncomingMessage, socket: Duplex) => {
+    attempts++
+    if (attempts <= (options.refuseFirst ?? 0)) {
+      socket.end('HTTP/1.1 403 Forbidden\r\n\r\n')
+      return
+    }
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
     const key = String(request.headers['sec-websocket-key'])
@@ -80,6 +88,9 @@ export async function startFakeEdge(audio: Buffer): Promise<FakeEdge> {
   return {
     url: `ws://127.0.0.1:${port}/consumer/speech/synthesize/readaloud/edge/v1`,
     connections,
+    get attempts() {
+      return attempts
+    },
     close: async () => {
       for (const socket of sockets) socket.destroy()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -289,4 +289,21 @@ describe('POST /v1/tts provider failures', () => {
     assert.match(voices.message, /Edge voices unreachable/)
     assert.equal(voices.voices.length, 4)
   })
+
+  it('tries Edge again a minute after it failed, and uses it once it answers', async (t) => {
+    const local = await speechApp(t)
+    const mp3 = (await tts(local.app, { text: 'Edge is back.' })).rawPayload
+    const edge = await startFakeEdge(mp3, { refuseFirst: 1 })
+    t.after(() => edge.close())
+    const { app, clock } = await speechApp(t, { AVATAR_TTS_PROVIDER: 'edge', AVATAR_TTS_EDGE_URL: edge.url })
+    assert.equal((await tts(app, { text: 'Hello.' })).headers['x-tts-provider'], 'espeak')
+    assert.equal(edge.attempts, 1)
+    clock.advance(30_000)
+    assert.equal((await tts(app, { text: 'Hello.' })).headers['x-tts-provider'], 'espeak')
+    assert.equal(edge.attempts, 1, 'no new attempt within the minute')
+    clock.advance(31_000)
+    const back = await tts(app, { text: 'Hello.' })
+    assert.equal(back.headers['x-tts-provider'], 'edge')
+    assert.ok(back.rawPayload.equals(mp3))
+  })
 })

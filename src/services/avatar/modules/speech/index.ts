@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
+import type { Clock } from '../../../../core/clock.ts'
 import type { AsrProvider } from '../../providers/asr/asr.port.ts'
 import { createEdgeProvider } from '../../providers/tts/edge.tts.ts'
 import { createEspeakProvider } from '../../providers/tts/espeak.tts.ts'
@@ -17,17 +18,17 @@ export interface SpeechProviders {
 }
 
 /** The provider the configuration asks for; the online one keeps a local one to fall back on. */
-export function createTtsProvider(config: SpeechConfig): TtsProvider {
+export function createTtsProvider(config: SpeechConfig, clock?: Clock): TtsProvider {
   const local = createEspeakProvider({ threads: config.threads })
-  if (config.provider === 'edge') return createEdgeProvider({ ...config.edge, fallback: local })
+  if (config.provider === 'edge') return createEdgeProvider({ ...config.edge, fallback: local, clock })
   return local
 }
 
 /** Mounts POST /tts and GET /tts/voices (under the service's /v1 scope). */
-export function speechPlugin(deps: { config: SpeechConfig; tts?: TtsProvider }): FastifyPluginAsync {
+export function speechPlugin(deps: { config: SpeechConfig; tts?: TtsProvider; clock?: Clock }): FastifyPluginAsync {
   return async (app) => {
     installSpeechErrorHandling(app)
-    const provider = deps.tts ?? createTtsProvider(deps.config)
+    const provider = deps.tts ?? createTtsProvider(deps.config, deps.clock)
     // A provider we created is ours to close (its worker threads); an injected one is not.
     if (!deps.tts) app.addHook('onClose', () => provider.close())
     await app.register(speechRoutes, { service: createSpeechService({ provider }) })

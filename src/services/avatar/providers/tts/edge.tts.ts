@@ -41,6 +41,7 @@ function escapeXml(text: string): string {
 export function createEdgeProvider(options: EdgeOptions): TtsProvider {
   const clock = options.clock ?? { now: () => new Date() }
   let lastFailure: { at: number; reason: string } | undefined
+  let lastProbe: number | undefined
 
   const unreachable = () => lastFailure !== undefined && clock.now().getTime() - lastFailure.at < RETRY_AFTER_MS
 
@@ -130,12 +131,15 @@ export function createEdgeProvider(options: EdgeOptions): TtsProvider {
   return {
     name: 'edge',
     async status(): Promise<ProviderStatus> {
-      if (!unreachable()) {
+      // Probe Edge at most once a minute, so that listing voices does not open a connection each time.
+      const now = clock.now().getTime()
+      if (!unreachable() && (lastProbe === undefined || now - lastProbe >= RETRY_AFTER_MS)) {
+        lastProbe = now
         try {
           ;(await connect()).close()
           lastFailure = undefined
         } catch (error) {
-          lastFailure = { at: clock.now().getTime(), reason: (error as Error).message }
+          lastFailure = { at: now, reason: (error as Error).message }
         }
       }
       if (lastFailure && unreachable()) {
