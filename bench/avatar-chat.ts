@@ -1,4 +1,5 @@
-// Avatar chat benchmarks (issue 4). Usage: node bench/avatar-chat.ts [--rounds 3 --duration 5 --requests 200 --streams 1000]
+// Avatar chat benchmarks (issue 4). Usage: node bench/avatar-chat.ts [--rounds 3 --duration 5 --requests 200 --streams 1000
+//   --parts streaming,chat,memory]
 // 1. Streaming overhead: time to first token and total stream time through POST /v1/chat/stream
 //    against calling the fake OpenAI-compatible model directly (sequential requests, medians).
 // 2. POST /v1/chat on the mock with a session against the bare-Fastify baseline, same run.
@@ -22,6 +23,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '5' },
     requests: { type: 'string', default: '200' },
     streams: { type: 'string', default: '1000' },
+    parts: { type: 'string', default: 'streaming,chat,memory,memory-mock' },
   },
 })
 const root = new URL('..', import.meta.url).pathname
@@ -165,11 +167,14 @@ async function chatThroughput() {
   }
 }
 
-async function openStreamsMemory() {
+async function openStreamsMemory(source: 'model' | 'mock') {
   const count = Number(values.streams)
   // Each stream lasts about 30 s: long enough to hold them all open at once.
-  const model = await startFakeModel(60, 500)
-  const triad = await startAvatar({ AVATAR_LLM_API_KEY: 'bench', AVATAR_LLM_BASE_URL: model.url, AVATAR_LLM_MODEL: 'fake', AVATAR_RATE_LIMIT: '0' })
+  const model = source === 'model' ? await startFakeModel(60, 500) : undefined
+  const env: Record<string, string> = model
+    ? { AVATAR_LLM_API_KEY: 'bench', AVATAR_LLM_BASE_URL: model.url, AVATAR_LLM_MODEL: 'fake', AVATAR_RATE_LIMIT: '0' }
+    : { AVATAR_MOCK_TOKEN_DELAY: '2s', AVATAR_RATE_LIMIT: '0' }
+  const triad = await startAvatar(env)
   try {
     const idle = rssMb(triad.pid)
     const requests: ReturnType<typeof httpRequest>[] = []
@@ -197,17 +202,20 @@ async function openStreamsMemory() {
       peak = Math.max(peak, rssMb(triad.pid))
       await sleep(500)
     }
-    console.log(`Open streams (${count} concurrent, fake model streaming for ~30 s each)`)
+    const what = model ? 'fake model streaming 60 pieces 500 ms apart' : 'mock, 2 s between tokens'
+    console.log(`Open streams (${count} concurrent, ${what})`)
     console.log(
       `  all ${firstTokens} streams had their first token after ${(openMs / 1000).toFixed(1)} s; Triad RSS idle ${idle.toFixed(0)} MB, peak while open ${peak.toFixed(0)} MB (target < 300 MB: ${peak < 300 ? 'met' : 'NOT met'})`,
     )
     for (const request of requests) request.destroy()
   } finally {
-    await Promise.all([model.stop(), triad.stop()])
+    await Promise.all([model?.stop(), triad.stop()])
   }
 }
 
-await streamingOverhead()
-await chatThroughput()
-await openStreamsMemory()
+const parts = new Set(String(values.parts).split(','))
+if (parts.has('streaming')) await streamingOverhead()
+if (parts.has('chat')) await chatThroughput()
+if (parts.has('memory')) await openStreamsMemory('model')
+if (parts.has('memory-mock')) await openStreamsMemory('mock')
 agent.destroy()

@@ -116,10 +116,18 @@ export function createChatService(deps: ChatServiceDeps) {
       timer = setTimeout(() => controller.abort(new DeadlineError(config.llm.timeoutMs)), config.llm.timeoutMs)
     }
     touch()
+    // Linked by hand: AbortSignal.any keeps bookkeeping per composite signal, which adds up
+    // over a thousand open streams.
+    const forward = () => controller.abort(outer?.reason)
+    if (outer?.aborted) forward()
+    else outer?.addEventListener('abort', forward, { once: true })
     return {
-      signal: outer ? AbortSignal.any([outer, controller.signal]) : controller.signal,
+      signal: controller.signal,
       touch,
-      clear: () => clearTimeout(timer),
+      clear: () => {
+        clearTimeout(timer)
+        outer?.removeEventListener('abort', forward)
+      },
     }
   }
 
