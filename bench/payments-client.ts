@@ -133,6 +133,28 @@ try {
   )
   const mean = trips.reduce((total, value) => total + value, 0) / trips.length
   console.log(`  round trips ${mean.toFixed(0)}/s (authorizations stored per second); failed final steps ${failures}`)
+
+  // Where the ceiling is: one request that writes one row, and one that touches no database.
+  const vault = await compare(
+    1,
+    () => measure(baseline.url, { connections, durationSeconds }),
+    () =>
+      measure(triad.url, {
+        path: '/vault',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'accept-version': '1' },
+        body: '{"type":"pcn","value":"4111111111111111"}',
+        connections,
+        durationSeconds,
+      }),
+  )
+  printComparison('  (reference) POST /vault alone (one sealed row written) vs bare Fastify', vault)
+  const health = await compare(
+    1,
+    () => measure(baseline.url, { connections, durationSeconds }),
+    () => measure(triad.url, { path: '/healthz', connections, durationSeconds }),
+  )
+  printComparison('  (reference) GET /healthz of the same server vs bare Fastify', health)
 } finally {
   await Promise.all([baseline.stop(), triad.stop()])
 }

@@ -3,13 +3,13 @@ import { describe, it } from 'node:test'
 import { createSealer } from '../../../../src/services/payments/modules/vault/vault.crypto.ts'
 import type { VaultTables } from '../../../../src/services/payments/modules/vault/vault.table.ts'
 import type { Kysely } from 'kysely'
-import { createApp, createMerchant, basic } from '../helpers.ts'
+import { basic, createApp, createMerchant, parseList } from '../helpers.ts'
 import { clientFixture, clientJson, expectClientError, pay, paymentBody, runPayment, tokenize, VERSION } from './helpers.ts'
 
 const VAULT_KEY = 'a1'.repeat(32)
 
 describe('POST /vault', () => {
-  it('exchanges a card number for a token: one JSON line, open CORS, nothing in clear in the database', async (t) => {
+  it('exchanges a card number for an opaque token: one JSON line, open CORS, nothing written in clear', async (t) => {
     const fixture = await clientFixture(t)
     const response = await fixture.app.inject({
       method: 'POST',
@@ -21,10 +21,26 @@ describe('POST /vault', () => {
     assert.equal(response.headers['access-control-allow-origin'], '*')
     const { token } = clientJson<{ token: string }>(response)
     assert.ok(token.length >= 40)
-    const rows = await (fixture.db as unknown as Kysely<VaultTables>).selectFrom('payments_vault_tokens').selectAll().execute()
-    assert.equal(rows.length, 1)
-    assert.equal(rows[0].type, 'pcn')
-    assert.ok(!JSON.stringify(rows).includes('4111111111111111') && !JSON.stringify(rows).includes(token), 'neither number nor token in clear')
+    assert.ok(!token.includes('4111') && !Buffer.from(token.split('.').at(-1) ?? '', 'base64url').toString('latin1').includes('4111'), 'sealed, not encoded')
+    const again = clientJson<{ token: string }>(await fixture.app.inject({ method: 'POST', url: '/vault', headers: VERSION, payload: { type: 'pcn', value: '4111111111111111' } }))
+    assert.notEqual(again.token, token, 'a fresh token each time')
+    const vaultDb = fixture.db as unknown as Kysely<VaultTables>
+    assert.deepEqual(await vaultDb.selectFrom('payments_vault_spent_tokens').selectAll().execute(), [], 'handing out a token writes nothing')
+    assert.deepEqual(await vaultDb.selectFrom('payments_vault_cards').selectAll().execute(), [])
+  })
+
+  it('refuses an edited token, and one sealed under another vault key', async (t) => {
+    const fixture = await clientFixture(t)
+    const body = await paymentBody(fixture.app, fixture.key)
+    const card = body.card as { number: { token: string } }
+    const [version, iv, tag, sealed] = card.number.token.split('.')
+    const flipped = Buffer.from(sealed, 'base64url')
+    flipped[0] ^= 1
+    const edited = [version, iv, tag, flipped.toString('base64url')].join('.')
+    assert.equal(expectClientError(await pay(fixture.app, { ...body, card: { ...card, number: { token: edited } } }), 'TOKEN_INVALID').path, 'card.number')
+    const other = await clientFixture(t, { env: { PAYMENTS_VAULT_KEY: VAULT_KEY } })
+    const foreign = await paymentBody(other.app, fixture.key)
+    expectClientError(await pay(fixture.app, { ...body, card: { ...card, number: (foreign.card as { number: unknown }).number } }), 'TOKEN_INVALID')
   })
 
   it('accepts a security code and Paylike test numbers, refuses bad values with REQUEST_INVALID', async (t) => {
@@ -129,6 +145,15 @@ describe('POST /payments', () => {
     assert.equal(again.path, 'card.number')
   })
 
+  it('authorizes once when two requests race with the same tokens', async (t) => {
+    const fixture = await clientFixture(t)
+    const body = await paymentBody(fixture.app, fixture.key, { test: { tds: { challenge: false, fingerprint: 'unavailable' } } })
+    const results = await Promise.all([pay(fixture.app, body), pay(fixture.app, body), pay(fixture.app, body)])
+    assert.deepEqual(results.map((response) => response.statusCode).sort(), [200, 400, 400])
+    for (const response of results.filter((item) => item.statusCode === 400)) expectClientError(response, 'TOKEN_INVALID')
+    assert.equal(parseList(await fixture.call('GET', `/merchants/${fixture.merchant.id}/transactions?limit=10`)).length, 1)
+  })
+
   it('refuses unknown, expired, mistyped and foreign tokens with the path', async (t) => {
     const fixture = await clientFixture(t)
     const body = await paymentBody(fixture.app, fixture.key)
@@ -159,7 +184,10 @@ describe('POST /payments', () => {
     const body = await paymentBody(fixture.app, String(live.key), { test: null })
     const error = expectClientError(await pay(fixture.app, body), 'PAYMENT_METHOD_ERROR')
     assert.match(String(error.message), /No card acquirer is configured/)
-    expectClientError(await pay(fixture.app, await paymentBody(fixture.app, String(live.key), { test: null, number: '1000000000000000' })), 'PAYMENT_CARD_NUMBER_INVALID')
+    expectClientError(
+      await pay(fixture.app, await paymentBody(fixture.app, String(live.key), { test: null, number: '1000000000000000' })),
+      'PAYMENT_CARD_NUMBER_INVALID',
+    )
   })
 
   it('validates amounts against ISO 4217 exponents', async (t) => {
@@ -226,7 +254,8 @@ describe('POST /payments', () => {
 
   it('recognises Visa and Mastercard by BIN; other schemes are unsupported, unknown ones unknown', async (t) => {
     const fixture = await clientFixture(t)
-    const run = async (number: string) => pay(fixture.app, await paymentBody(fixture.app, fixture.key, { number, test: { tds: { challenge: false, fingerprint: 'unavailable' } } }))
+    const run = async (number: string) =>
+      pay(fixture.app, await paymentBody(fixture.app, fixture.key, { number, test: { tds: { challenge: false, fingerprint: 'unavailable' } } }))
     for (const [number, scheme] of [
       ['5555555555554444', 'mastercard'],
       ['2223003122003222', 'mastercard'],
@@ -246,11 +275,18 @@ describe('POST /payments', () => {
   it('keeps the sandbox card state for recurring charges: a later charge fails for insufficient funds', async (t) => {
     const fixture = await clientFixture(t)
     const eur = (value: number) => ({ currency: 'EUR', exponent: 2, value })
-    const body = await paymentBody(fixture.app, fixture.key, { amount: eur(300), test: { tds: { challenge: false, fingerprint: 'unavailable' }, card: { balance: eur(500) } } })
+    const body = await paymentBody(fixture.app, fixture.key, {
+      amount: eur(300),
+      test: { tds: { challenge: false, fingerprint: 'unavailable' }, card: { balance: eur(500) } },
+    })
     const { authorizationId } = clientJson<{ authorizationId: string }>(await pay(fixture.app, body))
     const first = await fixture.call('POST', `/merchants/${fixture.merchant.id}/transactions`, { transactionId: authorizationId, currency: 'EUR', amount: 150 })
     assert.equal(first.statusCode, 201, first.body)
-    const second = await fixture.call('POST', `/merchants/${fixture.merchant.id}/transactions`, { transactionId: authorizationId, currency: 'EUR', amount: 100 })
+    const second = await fixture.call('POST', `/merchants/${fixture.merchant.id}/transactions`, {
+      transactionId: authorizationId,
+      currency: 'EUR',
+      amount: 100,
+    })
     assert.equal(second.statusCode, 400, second.body)
     assert.equal(second.json().code, 7)
   })

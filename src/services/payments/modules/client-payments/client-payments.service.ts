@@ -40,8 +40,8 @@ interface CheckedPayment {
   test: TestScenario | undefined
   amount: number
   currency: string
-  numberToken: { hash: string; path: string }
-  codeToken: { hash: string; path: string } | undefined
+  numberToken: { hash: string; expires: string; path: string }
+  codeToken: { hash: string; expires: string; path: string } | undefined
   card: { number: string; bin: string; last4: string; scheme: SchemeName; expiry: string }
   fingerprint: string
   proven: Set<HintKind>
@@ -90,8 +90,8 @@ export function createClientPaymentsService(ctx: PaymentsContext, vault: VaultSe
       test,
       amount,
       currency,
-      numberToken: { hash: numberToken.hash, path: 'card.number' },
-      codeToken: codeToken && { hash: codeToken.hash, path: 'card.code' },
+      numberToken: { hash: numberToken.hash, expires: numberToken.expires, path: 'card.number' },
+      codeToken: codeToken && { hash: codeToken.hash, expires: codeToken.expires, path: 'card.code' },
       card: { number, bin: number.slice(0, 6), last4: number.slice(-4), scheme, expiry: cardExpiry(body.card.expiry.year, body.card.expiry.month) },
       fingerprint,
       proven: verifyHints(sealer, body.hints ?? [], fingerprint, ctx.clock.now(), ctx.config.vaultTokenTtlMs),

@@ -1,5 +1,5 @@
 import { compiledOnce } from './compiled-query.ts'
-import type { VaultDb, VaultTokensTable } from './vault.table.ts'
+import type { VaultDb } from './vault.table.ts'
 
 // All SQL of the vault. Sealed columns are selected only where they are about to be opened.
 
@@ -17,43 +17,26 @@ export async function insertSecretIfAbsent(db: VaultDb, id: string, secret: stri
     .execute()
 }
 
-const insertTokenQuery = compiledOnce((db: VaultDb, v: Record<keyof VaultTokensTable, never>) =>
-  db.insertInto('payments_vault_tokens').values({
-    token_hash: v.token_hash,
-    type: v.type,
-    sealed: v.sealed,
-    created: v.created,
-    expires: v.expires,
-    used: v.used,
-  }),
-)
-
-export async function insertToken(db: VaultDb, row: VaultTokensTable): Promise<void> {
-  await insertTokenQuery(db, row)
-}
-
-const findTokenQuery = compiledOnce((db: VaultDb, v: Record<'hash', never>) =>
-  db.selectFrom('payments_vault_tokens').select(['token_hash', 'type', 'sealed', 'expires', 'used']).where('token_hash', '=', v.hash),
-)
-
-export async function findToken(db: VaultDb, tokenHash: string) {
-  return (await findTokenQuery(db, { hash: tokenHash })).rows[0]
-}
-
-/** Marks an unused, unexpired token used; false when another request spent it first (or it expired). */
-export async function spendToken(db: VaultDb, tokenHash: string, now: string): Promise<boolean> {
+/** Records a token as spent; false when it was spent before (another request got there first). */
+export async function markSpent(db: VaultDb, tokenHash: string, expires: string): Promise<boolean> {
   const result = await db
-    .updateTable('payments_vault_tokens')
-    .set({ used: 1 })
-    .where('token_hash', '=', tokenHash)
-    .where('used', '=', 0)
-    .where('expires', '>', now)
+    .insertInto('payments_vault_spent_tokens')
+    .values({ token_hash: tokenHash, expires })
+    .onConflict((oc) => oc.column('token_hash').doNothing())
     .executeTakeFirst()
-  return Number(result.numUpdatedRows) === 1
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
 }
 
-export async function deleteTokensExpiredBefore(db: VaultDb, now: string): Promise<void> {
-  await db.deleteFrom('payments_vault_tokens').where('expires', '<=', now).execute()
+const isSpentQuery = compiledOnce((db: VaultDb, v: Record<'hash', never>) =>
+  db.selectFrom('payments_vault_spent_tokens').select('token_hash').where('token_hash', '=', v.hash),
+)
+
+export async function isSpent(db: VaultDb, tokenHash: string): Promise<boolean> {
+  return (await isSpentQuery(db, { hash: tokenHash })).rows.length > 0
+}
+
+export async function deleteSpentExpiredBefore(db: VaultDb, now: string): Promise<void> {
+  await db.deleteFrom('payments_vault_spent_tokens').where('expires', '<=', now).execute()
 }
 
 export async function insertCard(db: VaultDb, row: { id: string; sealed: string; created: string }): Promise<void> {

@@ -3,7 +3,7 @@ import type { Clock } from '../../../../core/clock.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
-import { generateSecretToken, hashSecretToken } from '../../../../core/security/secret-token.ts'
+import { hashSecretToken } from '../../../../core/security/secret-token.ts'
 import { clientErrors } from '../client-payments/client.errors.ts'
 import { luhnValid, TEST_CARD_NUMBERS } from './cards.ts'
 import { createSealer, type Sealer } from './vault.crypto.ts'
@@ -21,17 +21,33 @@ export interface VaultDeps {
   tokenTtlMs: number
 }
 
-/** A token looked up for a payment: what it holds, opened, and the hash that spends it. */
+/** A token opened for a payment: what it holds, and what spends it. */
 export interface RedeemedToken {
   hash: string
   value: string
+  expires: string
 }
+
+interface TokenContent {
+  /** Type. */
+  t: VaultTokenType
+  /** Value (digits). */
+  v: string
+  /** Expiry, ms since the epoch. */
+  e: number
+}
+
+const TOKEN_AAD = 'vault-token'
 
 /**
  * The vault: card numbers (`pcn`) and security codes (`pcsc`) exchanged for short-lived
  * single-use tokens, and card numbers kept for later charges under a `card_ref`
- * (`vcard_<24 hex>`). Values are sealed with AES-256-GCM before they reach the database and
- * are never logged or returned.
+ * (`vcard_<24 hex>`).
+ *
+ * A token is self-contained: its type, value and expiry sealed with AES-256-GCM under the
+ * vault key (so it is opaque, cannot be forged or edited, and only Triad can open it). Handing
+ * one out writes nothing; the database remembers only which tokens were spent, until they
+ * expire. Values are never logged or returned, and reach the database only sealed.
  */
 export function createVaultService(deps: VaultDeps) {
   const { db } = deps.database
@@ -58,10 +74,10 @@ export function createVaultService(deps: VaultDeps) {
     return sealerPromise
   }
 
-  async function pruneExpired(now: Date) {
+  async function pruneSpent(now: Date) {
     if (now.getTime() - lastPrune < PRUNE_EVERY_MS) return
     lastPrune = now.getTime()
-    await repo.deleteTokensExpiredBefore(db, now.toISOString())
+    await repo.deleteSpentExpiredBefore(db, now.toISOString())
   }
 
   return {
@@ -69,20 +85,8 @@ export function createVaultService(deps: VaultDeps) {
 
     async tokenize(type: VaultTokenType, rawValue: string): Promise<string> {
       const value = normalize(type, rawValue)
-      const now = deps.clock.now()
-      const token = generateSecretToken(32)
-      const hash = hashSecretToken(token)
-      const sealed = (await sealer()).seal(value, `token:${hash}`)
-      await repo.insertToken(db, {
-        token_hash: hash,
-        type,
-        sealed,
-        created: now.toISOString(),
-        expires: new Date(now.getTime() + deps.tokenTtlMs).toISOString(),
-        used: 0,
-      })
-      await pruneExpired(now)
-      return token
+      const content: TokenContent = { t: type, v: value, e: deps.clock.now().getTime() + deps.tokenTtlMs }
+      return (await sealer()).seal(JSON.stringify(content), TOKEN_AAD)
     },
 
     /**
@@ -90,30 +94,32 @@ export function createVaultService(deps: VaultDeps) {
      * several times). `path` names the field in errors (TOKEN_INVALID, TOKEN_TYPE_UNEXPECTED).
      */
     async redeem(token: string, type: VaultTokenType, path: string): Promise<RedeemedToken> {
+      const opened = token.length <= 512 ? (await sealer()).open(token, TOKEN_AAD) : undefined
+      const content = opened === undefined ? undefined : parseContent(opened)
+      const now = deps.clock.now()
+      if (!content || content.e <= now.getTime()) throw clientErrors.tokenInvalid(path)
       const hash = hashSecretToken(token)
-      const row = token.length > 0 && token.length <= 512 ? await repo.findToken(db, hash) : undefined
-      if (!row || row.used === 1 || row.expires <= deps.clock.now().toISOString()) throw clientErrors.tokenInvalid(path)
-      if (row.type !== type) throw clientErrors.tokenTypeUnexpected(path)
-      const value = (await sealer()).open(row.sealed, `token:${hash}`)
-      if (value === undefined) throw clientErrors.tokenInvalid(path)
-      return { hash, value }
+      if (await repo.isSpent(db, hash)) throw clientErrors.tokenInvalid(path)
+      if (content.t !== type) throw clientErrors.tokenTypeUnexpected(path)
+      return { hash, value: content.v, expires: new Date(content.e).toISOString() }
     },
 
     /**
      * Spends tokens for one authorization, all or none, so that two requests racing with the
      * same tokens cannot both be authorized, and keeps the card number for later charges, in
-     * one database transaction. Returns the new `card_ref`. `paths` name the tokens in errors.
+     * one database transaction. Returns the new `card_ref`. `path` names a token in errors.
      */
-    async spendAndStoreCard(tokens: Array<{ hash: string; path: string }>, number: string): Promise<string> {
-      const now = deps.clock.now().toISOString()
+    async spendAndStoreCard(tokens: Array<{ hash: string; expires: string; path: string }>, number: string): Promise<string> {
+      const now = deps.clock.now()
       const id = `vcard_${deps.ids.timeOrdered()}`
       const sealed = (await sealer()).seal(number, `card:${id}`)
       await withTransaction(deps.database, async (trx) => {
         for (const token of tokens) {
-          if (!(await repo.spendToken(trx, token.hash, now))) throw clientErrors.tokenInvalid(token.path)
+          if (!(await repo.markSpent(trx, token.hash, token.expires))) throw clientErrors.tokenInvalid(token.path)
         }
-        await repo.insertCard(trx, { id, sealed, created: now })
+        await repo.insertCard(trx, { id, sealed, created: now.toISOString() })
       })
+      await pruneSpent(now)
       return id
     },
 
@@ -126,6 +132,15 @@ export function createVaultService(deps: VaultDeps) {
 }
 
 export type VaultService = ReturnType<typeof createVaultService>
+
+function parseContent(text: string): TokenContent | undefined {
+  try {
+    const content = JSON.parse(text) as Partial<TokenContent>
+    return (content.t === 'pcn' || content.t === 'pcsc') && typeof content.v === 'string' && typeof content.e === 'number' ? (content as TokenContent) : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /** Digits only (spaces and dashes as typed are dropped); refuses what cannot be a card number or code. */
 function normalize(type: VaultTokenType, raw: string): string {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { PaymentsTables } from '../../tables.ts'
 
-// Row types of the vault's tables (migration 202611220100_create_vault). `sealed` columns hold
+// Row types of the vault's tables (migrations 202611220100_create_vault, 202611220140_spent_vault_tokens). `sealed` columns hold
 // AES-256-GCM ciphertext (vault.crypto.ts), never a card number or security code in clear.
 
 export type VaultTokenType = 'pcn' | 'pcsc'
@@ -12,14 +12,11 @@ export interface VaultKeysTable {
   created: string
 }
 
-export interface VaultTokensTable {
+/** Tokens already spent on an authorization, kept until they expire (so each is used once). */
+export interface VaultSpentTokensTable {
   /** SHA-256 of the token: the token itself is never stored. */
   token_hash: string
-  type: VaultTokenType
-  sealed: string
-  created: string
   expires: string
-  used: number
 }
 
 export interface VaultCardsTable {
@@ -31,7 +28,7 @@ export interface VaultCardsTable {
 
 export interface VaultTables {
   payments_vault_keys: VaultKeysTable
-  payments_vault_tokens: VaultTokensTable
+  payments_vault_spent_tokens: VaultSpentTokensTable
   payments_vault_cards: VaultCardsTable
 }
 
