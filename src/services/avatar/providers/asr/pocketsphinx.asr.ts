@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { delimiter, isAbsolute, join } from 'node:path'
 import { type AsrProvider, type TranscriptionRequest, TranscriptionError } from './asr.port.ts'
+import { decodeToMono } from './decode.ts'
 import { decodeWav, encodeWav16, resample } from './wav-decode.ts'
 
 export interface PocketsphinxOptions {
@@ -45,21 +46,21 @@ function run(file: string, args: string[], timeoutMs: number, signal?: AbortSign
 
 /**
  * Local English recognition with Debian's pocketsphinx. It needs 16 kHz mono 16-bit WAV:
- * WAV uploads are decoded and resampled here; other formats go through `sox` when the
- * machine's sox can read them (ogg/vorbis, flac…), and are refused otherwise.
+ * WAV, MP3 and Opus (Ogg or WebM) are decoded here (decode.ts); other formats go through `sox`
+ * when the machine's sox can read them (ogg/vorbis, flac…), and are refused otherwise (m4a).
  */
 export function createPocketsphinxProvider(options: PocketsphinxOptions): AsrProvider {
   const binary = findExecutable(options.command) ?? options.command
 
   const toRecognizerWav = async (request: TranscriptionRequest, dir: string): Promise<{ path: string; duration: number }> => {
     const target = join(dir, 'in16k.wav')
-    const decoded = decodeWav(request.audio)
+    const decoded = await decodeToMono(request.audio, request.container).catch(() => undefined)
     if (decoded) {
       const samples = resample(decoded, RATE)
       await writeFile(target, encodeWav16(samples, RATE))
       return { path: target, duration: samples.length / RATE }
     }
-    const extension = { Ogg: 'ogg', FLAC: 'flac', MPEG: 'mp3', 'AIFF-C': 'aifc', AIFF: 'aiff' }[request.container]
+    const extension = { Ogg: 'ogg', FLAC: 'flac', 'AIFF-C': 'aifc', AIFF: 'aiff' }[request.container]
     const source = join(dir, `upload.${extension ?? 'bin'}`)
     await writeFile(source, request.audio)
     try {
