@@ -1,15 +1,13 @@
 import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
-import { isRetryableConflict } from '../../../../core/db/errors.ts'
-import { withTransaction } from '../../../../core/db/transaction.ts'
 import { formatMinor } from '../../../../core/money.ts'
 import type { PaymentsContext } from '../../context.ts'
 import { conflict, fieldError, notFound } from '../../http/errors.ts'
-import type { DisputesTable, FraudsTable, PaymentsDb } from '../../tables.ts'
+import type { DisputesTable, FraudsTable } from '../../tables.ts'
 import { disputeLossEffect, postLine } from '../ledger/ledger.ts'
 import { findMerchant } from '../merchants/merchants.repository.ts'
 import type { MerchantsService } from '../merchants/merchants.service.ts'
 import { findTransaction, findTransactionForUpdate, insertTrail, writeCounters } from '../transactions/transactions.repository.ts'
-import { trailRow } from '../transactions/transactions.service.ts'
+import { inTransaction, trailRow } from '../transactions/transactions.service.ts'
 import { DISPUTE_REASONS, type DisputeDto, type DisputeReasonCode, FRAUD_REASONS, type FraudDto } from './disputes.schemas.ts'
 
 /** How long a merchant has to answer a dispute. */
@@ -42,15 +40,6 @@ export function toFraud(row: FraudsTable): FraudDto {
 export interface ListFilter {
   merchantId?: string
   transactionId?: string
-}
-
-async function inTransaction<T>(ctx: PaymentsContext, work: (trx: PaymentsDb) => Promise<T>): Promise<T> {
-  try {
-    return await withTransaction(ctx.database, work)
-  } catch (error) {
-    if (isRetryableConflict(error)) throw conflict('The transaction was changed concurrently; try again')
-    throw error
-  }
 }
 
 export function createDisputesService(ctx: PaymentsContext, merchants: MerchantsService) {

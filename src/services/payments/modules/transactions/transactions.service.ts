@@ -167,7 +167,7 @@ export async function recordTransaction(deps: { db: PaymentsDb; ids: IdGenerator
 }
 
 /** Runs a money movement in one database transaction; a conflict that outlived the retries is a 409. */
-async function inTransaction<T>(ctx: PaymentsContext, work: (trx: PaymentsDb) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(ctx: PaymentsContext, work: (trx: PaymentsDb) => Promise<T>): Promise<T> {
   try {
     return await withTransaction(ctx.database, work)
   } catch (error) {
