@@ -8,7 +8,7 @@
 // Each autocannon connection runs that sequence in a loop; every final request stores an
 // authorization (tokens spent, card sealed and stored, transaction recorded). The fingerprint
 // frame itself runs in a browser and adds no proof the server needs, so it is not requested.
-// Usage: node bench/payments-client.ts [--rounds 3 --duration 5 --connections 20]
+// Usage: node bench/payments-client.ts [--rounds 3 --duration 5 --connections 20 --database sqlite:/dev/shm/triad.sqlite]
 import autocannon from 'autocannon'
 import { parseArgs } from 'node:util'
 import { type Measurement, compare, measure, printComparison, startBaseline, startTriad } from './lib.ts'
@@ -18,6 +18,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '20' },
+    database: { type: 'string', description: 'a DATABASE_URL for Triad (default: a fresh SQLite file in a temporary directory)' },
   },
 })
 const rounds = Number(values.rounds)
@@ -113,7 +114,7 @@ async function roundTrips(url: string, key: string): Promise<Measurement & { rou
 }
 
 const baseline = await startBaseline()
-const triad = await startTriad({ PAYMENTS_RATE_LIMIT: '0' })
+const triad = await startTriad({ PAYMENTS_RATE_LIMIT: '0', ...(values.database ? { DATABASE_URL: values.database } : {}) })
 try {
   const key = await testMerchantKey(triad.url)
   const trips: number[] = []
