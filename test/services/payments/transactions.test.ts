@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { sql } from 'kysely'
 import { createDb } from '../../../src/core/db/create-db.ts'
+import { isAppError } from '../../../src/core/errors/app-error.ts'
+import { inTransaction } from '../../../src/services/payments/modules/transactions/transactions.service.ts'
 import { testDatabaseUrl, testDialect } from '../../helpers/build-app.ts'
 import { authorize, basic, createApp, createMerchant, merchantFixture, paymentsApp, parseList } from './helpers.ts'
 
@@ -339,4 +341,19 @@ test('over the rate limit → 429 with Retry-After, per key', async (t) => {
   assert.equal(last.json().code, 'rate_limited')
   fixture.clock.advance(60_000)
   assert.equal((await fixture.call('GET', '/me')).statusCode, 200)
+})
+
+test('a conflict that outlives the database retries answers 409, not 500', async (t) => {
+  const fixture = await merchantFixture(t)
+  const ctx = {
+    database: { db: fixture.db, dialect: fixture.database.dialect },
+  } as unknown as Parameters<typeof inTransaction>[0]
+  let attempts = 0
+  const error = await inTransaction(ctx, async () => {
+    attempts++
+    throw Object.assign(new Error('could not serialize access'), { code: '40001' })
+  }).catch((caught: unknown) => caught)
+  assert.ok(isAppError(error))
+  assert.equal(error.status, 409)
+  assert.equal(attempts, 8)
 })
