@@ -4,6 +4,7 @@
 //    and WAV, through POST /v1/tts of a running `triad serve` (medians of sequential requests).
 // 2. Concurrency: 8 simultaneous syntheses against one, with the worker pool at its default
 //    (one thread per core) and, for comparison, forced to a single thread (one queue).
+import { readdirSync, readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
 import { startTriad } from './lib.ts'
@@ -28,6 +29,28 @@ interface Sample {
   firstByteMs: number
   totalMs: number
   audioSeconds: number
+  /** CPU seconds the server spent (all its threads), which a busy shared machine does not inflate. */
+  cpuSeconds: number
+}
+
+/** The pid of the `triad serve` listening on `url`'s port, found through /proc (Linux). */
+function serverPid(url: string): number | undefined {
+  const port = new URL(url).port
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')
+      if (args.includes('serve') && args[args.indexOf('--port') + 1] === port) return Number(entry)
+    } catch {}
+  }
+  return undefined
+}
+
+/** utime + stime of a process, in seconds (clock ticks of 100 Hz). */
+function cpuOf(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
 /** Seconds of audio in a WAV body (bytes after the 44-byte header) or an MP3 body (frame count). */
@@ -44,7 +67,8 @@ function audioSeconds(body: Buffer, format: 'mp3' | 'wav'): number {
   return (frames * 576) / 22050
 }
 
-async function synthesize(url: string, text: string, format: 'mp3' | 'wav'): Promise<Sample> {
+async function synthesize(url: string, text: string, format: 'mp3' | 'wav', pid?: number): Promise<Sample> {
+  const cpuBefore = cpuOf(pid)
   const started = performance.now()
   const response = await fetch(`${url}/v1/tts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, format }) })
   if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}: ${await response.text()}`)
@@ -55,27 +79,29 @@ async function synthesize(url: string, text: string, format: 'mp3' | 'wav'): Pro
     parts.push(chunk)
   }
   const totalMs = performance.now() - started
-  return { firstByteMs, totalMs, audioSeconds: audioSeconds(Buffer.concat(parts), format) }
+  return { firstByteMs, totalMs, audioSeconds: audioSeconds(Buffer.concat(parts), format), cpuSeconds: cpuOf(pid) - cpuBefore }
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
 async function speed(url: string) {
   console.log('\n## Local synthesis speed (sequential requests, medians)\n')
-  console.log('| text | format | audio (s) | first byte (ms) | total (ms) | real-time factor |')
-  console.log('|---|---|---:|---:|---:|---:|')
+  const pid = serverPid(url)
+  console.log('| text | format | audio (s) | first byte (ms) | total (ms) | real-time factor (wall) | server CPU (s) | real-time factor (CPU) |')
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|')
   for (const [name, text] of [
     ['Chinese, 200 chars', CHINESE],
     ['English, 200 chars', ENGLISH],
   ] as const) {
     for (const format of ['mp3', 'wav'] as const) {
       const samples: Sample[] = []
-      for (let index = 0; index < repeats; index++) samples.push(await synthesize(url, text, format))
+      for (let index = 0; index < repeats; index++) samples.push(await synthesize(url, text, format, pid))
       const audio = median(samples.map((sample) => sample.audioSeconds))
       const total = median(samples.map((sample) => sample.totalMs))
       const rtf = median(samples.map((sample) => sample.audioSeconds / (sample.totalMs / 1000)))
+      const cpu = median(samples.map((sample) => sample.cpuSeconds))
       console.log(
-        `| ${name} | ${format} | ${audio.toFixed(1)} | ${median(samples.map((sample) => sample.firstByteMs)).toFixed(0)} | ${total.toFixed(0)} | ${rtf.toFixed(1)}× |`,
+        `| ${name} | ${format} | ${audio.toFixed(1)} | ${median(samples.map((sample) => sample.firstByteMs)).toFixed(0)} | ${total.toFixed(0)} | ${rtf.toFixed(1)}× | ${cpu.toFixed(2)} | ${(audio / cpu).toFixed(1)}× |`,
       )
     }
   }
@@ -107,7 +133,8 @@ async function withServer(env: Record<string, string>, work: (url: string) => Pr
   }
 }
 
-console.log(`# Avatar speech bench — ${cpus().length} CPU cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`)
+const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+console.log(`# Avatar speech bench — ${cpus().length} CPU cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, load average ${load}`)
 await withServer({}, speed)
 console.log('\n## 8 concurrent syntheses vs one (English, 200 chars, MP3; medians)\n')
 console.log('| worker pool | one (ms) | 8 at once (ms) | ratio |')
