@@ -46,7 +46,11 @@ describe('GET /pos (hosted payment page)', () => {
       assert.match(html, /1,95\s€/)
       assert.match(html, /Dit kort bliver gemt/)
     }
-    const fromBrowser = await fixture.app.inject({ method: 'GET', url: `/pos?key=${fixture.key}&test=1&value=5`, headers: { 'accept-language': 'da-DK,da;q=0.9' } })
+    const fromBrowser = await fixture.app.inject({
+      method: 'GET',
+      url: `/pos?key=${fixture.key}&test=1&value=5`,
+      headers: { 'accept-language': 'da-DK,da;q=0.9' },
+    })
     assert.match(fromBrowser.body, /Betal/)
     const english = await fixture.app.inject({ method: 'GET', url: `/pos?key=${fixture.key}&test=1&value=5&locale=en_US` })
     assert.match(english.body, /Pay €5\.00/)

@@ -133,6 +133,21 @@ describe('3-D Secure in test mode', () => {
     assert.equal(bad.statusCode, 400)
   })
 
+  it('speaks the browser language in the challenge frame (Danish)', async (t) => {
+    const fixture = await clientFixture(t)
+    const body = await paymentBody(fixture.app, fixture.key, { test: { tds: { fingerprint: 'unavailable' } } })
+    const challenge = clientJson<{ fields: Record<string, string> }>(await pay(fixture.app, body, '/payments/challenges/tds-challenge'))
+    const page = await fixture.app.inject({
+      method: 'POST',
+      url: '/payments/tds/challenge',
+      headers: { ...FORM, 'accept-language': 'da-DK,da;q=0.9,en;q=0.5' },
+      payload: form(challenge.fields),
+    })
+    assert.match(page.body, /<html lang="da">/)
+    assert.match(page.body, /<label for="otp">Engangskode<\/label>/)
+    assert.match(page.body, />Godkend</)
+  })
+
   it('binds the merchant tds mode: a "full" merchant refuses an attempted authentication', async (t) => {
     const fixture = await clientFixture(t)
     await fixture.db.updateTable('payments_merchants').set({ tds_mode: 'full' }).where('id', '=', fixture.merchant.id).execute()

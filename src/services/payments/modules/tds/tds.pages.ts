@@ -1,4 +1,5 @@
 import { escapeHtml, scriptJson } from '../hosted-page/html.ts'
+import type { Locale } from '../hosted-page/hosted-page.i18n.ts'
 
 // The simulated issuer's 3-D Secure pages, loaded in frames by the client (the hosted page or
 // any Paylike-compatible SDK). Small, self-contained, no external resources.
@@ -12,25 +13,68 @@ label{display:block;font-weight:600;margin:.8rem 0 .3rem}input{font:inherit;padd
 .approve{background:#0b4f8a;color:#fff}.reject{background:#fff;color:#0b4f8a}button:focus-visible,input:focus-visible{outline:3px solid #f5a623;outline-offset:2px}
 .error{color:#a4001d;font-weight:600}`
 
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`
+/** The issuer's words; the frame follows the browser's language (Accept-Language), English or Danish. */
+export const TDS_TEXT = {
+  en: {
+    title: '3-D Secure',
+    collecting: 'Collecting device data…',
+    collected: 'Device data collected.',
+    expired: 'This 3-D Secure session is invalid or has expired. Close this window and try the payment again.',
+    heading: 'Confirm your payment',
+    pageTitle: 'Confirm your payment – 3-D Secure',
+    merchant: 'Merchant',
+    amount: 'Amount',
+    card: 'Card',
+    sent: 'We sent you a one-time code (test mode: it is shown here).',
+    yourCode: 'Your code:',
+    codeLabel: 'One-time code',
+    approve: 'Approve',
+    reject: 'Reject',
+    wrongCode: 'That code is not correct. Type the six digits shown above.',
+    confirmed: 'Payment confirmed.',
+    notConfirmed: 'Payment not confirmed.',
+  },
+  da: {
+    title: '3-D Secure',
+    collecting: 'Indsamler enhedsdata…',
+    collected: 'Enhedsdata indsamlet.',
+    expired: 'Denne 3-D Secure-session er ugyldig eller udløbet. Luk vinduet, og prøv betalingen igen.',
+    heading: 'Bekræft din betaling',
+    pageTitle: 'Bekræft din betaling – 3-D Secure',
+    merchant: 'Forretning',
+    amount: 'Beløb',
+    card: 'Kort',
+    sent: 'Vi har sendt dig en engangskode (testtilstand: den vises her).',
+    yourCode: 'Din kode:',
+    codeLabel: 'Engangskode',
+    approve: 'Godkend',
+    reject: 'Afvis',
+    wrongCode: 'Koden er forkert. Skriv de seks cifre, der vises ovenfor.',
+    confirmed: 'Betalingen er bekræftet.',
+    notConfirmed: 'Betalingen blev ikke bekræftet.',
+  },
+} as const satisfies Record<Locale, Record<string, string>>
+
+function page(locale: Locale, title: string, body: string): string {
+  return `<!doctype html><html lang="${locale}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`
 }
 
 /** A page that hands its hints to the page that opened the frame, then says so. */
-export function hintsPage(title: string, message: string, hints: string[], targetOrigin: string): string {
+export function hintsPage(locale: Locale, message: string, hints: string[], targetOrigin: string): string {
   return page(
-    title,
+    locale,
+    TDS_TEXT[locale].title,
     `<p role="status">${escapeHtml(message)}</p><script>window.parent.postMessage({hints:${scriptJson(hints)}},${scriptJson(targetOrigin)})</script>`,
   )
 }
 
 /** The fingerprint (3DS method) frame when the "issuer" never answers (test.tds.fingerprint = timeout). */
-export function silentPage(): string {
-  return page('3-D Secure', '<p>Collecting device data…</p>')
+export function silentPage(locale: Locale): string {
+  return page(locale, TDS_TEXT[locale].title, `<p>${escapeHtml(TDS_TEXT[locale].collecting)}</p>`)
 }
 
-export function framePageError(message: string): string {
-  return page('3-D Secure', `<p class="error" role="alert">${escapeHtml(message)}</p>`)
+export function framePageError(locale: Locale): string {
+  return page(locale, TDS_TEXT[locale].title, `<p class="error" role="alert">${escapeHtml(TDS_TEXT[locale].expired)}</p>`)
 }
 
 export interface ChallengeView {
@@ -43,22 +87,24 @@ export interface ChallengeView {
 }
 
 /** The challenge: the test bank shows the one-time code it "sent", and the cardholder approves or rejects. */
-export function challengePage(view: ChallengeView): string {
+export function challengePage(locale: Locale, view: ChallengeView): string {
+  const t = TDS_TEXT[locale]
   const [scheme, last4] = (view.card ?? '').split(':')
   const cardLabel = scheme && last4 ? `${scheme === 'visa' ? 'Visa' : 'Mastercard'} •••• ${last4}` : ''
   return page(
-    'Confirm your payment – 3-D Secure',
+    locale,
+    t.pageTitle,
     `<main><div class="bank">Triad Test Bank · 3-D Secure</div>
-<h1>Confirm your payment</h1>
-<dl>${view.merchant ? `<dt>Merchant</dt><dd>${escapeHtml(view.merchant)}</dd>` : ''}${view.amount ? `<dt>Amount</dt><dd>${escapeHtml(view.amount)}</dd>` : ''}${cardLabel ? `<dt>Card</dt><dd>${escapeHtml(cardLabel)}</dd>` : ''}</dl>
-<p>We sent you a one-time code (test mode: it is shown here).</p>
-<p>Your code: <span class="code" data-testid="tds-code">${escapeHtml(view.code)}</span></p>
+<h1>${escapeHtml(t.heading)}</h1>
+<dl>${view.merchant ? `<dt>${t.merchant}</dt><dd>${escapeHtml(view.merchant)}</dd>` : ''}${view.amount ? `<dt>${t.amount}</dt><dd>${escapeHtml(view.amount)}</dd>` : ''}${cardLabel ? `<dt>${t.card}</dt><dd>${escapeHtml(cardLabel)}</dd>` : ''}</dl>
+<p>${escapeHtml(t.sent)}</p>
+<p>${escapeHtml(t.yourCode)} <span class="code" data-testid="tds-code">${escapeHtml(view.code)}</span></p>
 <form method="post" action="challenge/complete">
 <input type="hidden" name="creq" value="${escapeHtml(view.creq)}">
-<label for="otp">One-time code</label>
+<label for="otp">${escapeHtml(t.codeLabel)}</label>
 <input id="otp" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="6" pattern="[0-9]{6}" aria-describedby="otp-error" autofocus>
 <p id="otp-error" class="error" role="alert">${view.error ? escapeHtml(view.error) : ''}</p>
-<div class="actions"><button class="approve" type="submit" name="decision" value="approve">Approve</button><button class="reject" type="submit" name="decision" value="reject" formnovalidate>Reject</button></div>
+<div class="actions"><button class="approve" type="submit" name="decision" value="approve">${escapeHtml(t.approve)}</button><button class="reject" type="submit" name="decision" value="reject" formnovalidate>${escapeHtml(t.reject)}</button></div>
 </form></main>`,
   )
 }
