@@ -160,6 +160,27 @@ describe('POST /v1/tts with the local espeak-ng provider', () => {
     // 5,000 characters is several minutes of speech.
     assert.ok(wav.seconds > 180, `${wav.seconds} s`)
   })
+
+  it('runs concurrent syntheses side by side: a second request gets audio before the first has finished', async (t) => {
+    const { app } = await speechApp(t, { AVATAR_TTS_THREADS: '2' })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const address = app.server.address()
+    assert.ok(address && typeof address === 'object')
+    // One long segment each (400 characters of Mandarin, about 100 s of MP3 to encode).
+    const text = '今天天气很好，我们一起去公园散步吧。'.repeat(40).slice(0, 400)
+    const timeline = async () => {
+      const response = await fetch(`http://127.0.0.1:${address.port}/v1/tts`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text }),
+      })
+      let first = 0
+      for await (const _chunk of response.body ?? []) first ||= performance.now()
+      return { first, last: performance.now() }
+    }
+    const [one, two] = await Promise.all([timeline(), timeline()])
+    assert.ok(two.first < one.last && one.first < two.last, `first: ${JSON.stringify(one)}, second: ${JSON.stringify(two)}`)
+  })
 })
 
 describe('POST /v1/tts validation', () => {
