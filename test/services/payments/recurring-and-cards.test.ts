@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { authorize, basic, createApp, createMerchant, merchantFixture } from './helpers.ts'
+import { authorize, basic, createApp, createMerchant, merchantFixture, parseList } from './helpers.ts'
 
 test('a recurring transaction from an earlier one copies the card and falls back to the merchant descriptor', async (t) => {
   const fixture = await merchantFixture(t)
@@ -117,6 +117,16 @@ test('declines answer 400 with one processing error, and the declined transactio
   assert.equal(shown.error.code, 6)
   const capture = await fixture.call('POST', `/transactions/${declined.id}/captures`, { amount: 1 })
   assert.equal(capture.statusCode, 400)
+
+  const declinedOnly = parseList<{ id: string }>(await fixture.call('GET', `/merchants/${fixture.merchant.id}/transactions?limit=10&filter[successful]=n`))
+  assert.deepEqual(
+    declinedOnly.map((item) => item.id),
+    [declined.id],
+  )
+  const recurringOnly = parseList<{ id: string }>(
+    await fixture.call('GET', `/merchants/${fixture.merchant.id}/transactions?limit=10&filter[recurring]=y&filter[successful]=y`),
+  )
+  assert.deepEqual(recurringOnly, [])
 
   // The sandbox card's balance, limit and status carry over from charge to charge.
   const base = await authorize(fixture, fixture.merchant.id, { cardRef: 'sandbox-card' })

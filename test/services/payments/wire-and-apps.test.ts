@@ -82,7 +82,14 @@ test('pagination: limit required (1..1000), before newest-first, after alone old
   assert.deepEqual(await page(`after=${t1}&before=${t5}&limit=10`), [t4, t3, t2])
   assert.deepEqual(await page(`after=${timeOrderedIdAt(new Date('2026-01-01T00:00:02.500Z'))}&limit=10`), [t3, t4, t5])
   assert.deepEqual(await page('limit=10&filter[test]=y'), [t5, t4, t3, t2, t1])
-  assert.equal((await page('limit=1000')).length, 5)
+  assert.deepEqual(await page('limit=10&filter[test]=1&sort=-id'), [t5, t4, t3, t2, t1])
+  assert.deepEqual(await page('limit=10&filter[test]=n'), [])
+  const live = await createMerchant(app, owner.key, { test: false })
+  assert.deepEqual(await page('limit=10&filter[test]=no'), [live.id])
+  const badFilter = await call('GET', `/identities/${owner.id}/merchants?limit=10&filter[test]=maybe`)
+  assert.equal(badFilter.statusCode, 400)
+  assert.deepEqual(badFilter.json(), [{ field: 'filter[test]', message: 'must be y or n' }])
+  assert.equal((await page('limit=1000')).length, 6)
 
   for (const query of ['', 'limit=0', 'limit=1001', 'limit=abc']) {
     const bad = await call('GET', `/identities/${owner.id}/merchants?${query}`)

@@ -2,18 +2,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { currentApp } from '../../http/auth.ts'
-import { responses, TAGS } from '../../http/route-kit.ts'
+import { filterValue, responses, TAGS } from '../../http/route-kit.ts'
 import { DisputeParams, DisputeResponse, DisputeSchema, FilteredPageQuery, FraudParams, FraudResponse, FraudSchema } from './disputes.schemas.ts'
 import type { DisputesService, ListFilter } from './disputes.service.ts'
 
-/** Reads `filter[merchantId]` whether the query parser kept brackets in the key or nested them. */
-function filterOf(query: Record<string, unknown>): ListFilter {
-  const nested = (typeof query.filter === 'object' && query.filter !== null ? query.filter : {}) as Record<string, unknown>
-  const pick = (name: string) => {
-    const value = query[`filter[${name}]`] ?? nested[name]
-    return typeof value === 'string' && value !== '' ? value : undefined
-  }
-  return { merchantId: pick('merchantId'), transactionId: pick('transactionId') }
+function filterOf(query: unknown): ListFilter {
+  return { merchantId: filterValue(query, 'merchantId'), transactionId: filterValue(query, 'transactionId') }
 }
 
 export function disputesRoutes(disputes: DisputesService): FastifyPluginAsync {

@@ -19,13 +19,14 @@ export async function updateMerchant(db: PaymentsDb, id: string, changes: Partia
   await db.updateTable('payments_merchants').set(changes).where('id', '=', id).execute()
 }
 
-export async function listMerchantsOfApp(db: PaymentsDb, appId: string, page: PageRequest): Promise<MerchantRow[]> {
-  const query = db
+export async function listMerchantsOfApp(db: PaymentsDb, appId: string, page: PageRequest, filter: { test?: boolean } = {}): Promise<MerchantRow[]> {
+  let query = db
     .selectFrom('payments_merchants')
     .innerJoin('payments_merchant_apps', 'payments_merchant_apps.merchant_id', 'payments_merchants.id')
     .selectAll('payments_merchants')
     .select(balance.as('balance'))
     .where('payments_merchant_apps.app_id', '=', appId)
+  if (filter.test !== undefined) query = query.where('payments_merchants.test', '=', filter.test ? 1 : 0)
   const rows = await applyPage(query, 'payments_merchants.id', page).execute()
   return rows.map((row) => ({ ...row, balance: Number(row.balance) }))
 }

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { currentApp } from '../../http/auth.ts'
-import { EmptyBody, PageQuery, responses, TAGS } from '../../http/route-kit.ts'
+import { booleanFilter, EmptyBody, PageQuery, responses, TAGS } from '../../http/route-kit.ts'
 import {
   AddAppBody,
   CreateMerchantBody,
@@ -65,13 +65,13 @@ export function merchantsRoutes(merchants: MerchantsService): FastifyPluginAsync
       {
         schema: {
           tags: TAGS,
-          summary: 'The merchants of an app (newest first)',
+          summary: 'The merchants of an app (newest first; filter[test]=y|n)',
           params: IdentityParams,
           querystring: PageQuery,
           response: responses({ 200: Type.Array(MerchantSchema) }),
         },
       },
-      async (request) => merchants.listOfIdentity(currentApp(request).id, request.params.appId, request.query),
+      async (request) => merchants.listOfIdentity(currentApp(request).id, request.params.appId, request.query, { test: booleanFilter(request.query, 'test') }),
     )
 
     app.post(

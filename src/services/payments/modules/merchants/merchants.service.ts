@@ -109,12 +109,12 @@ export function createMerchantsService(ctx: PaymentsContext) {
     },
 
     /** An app lists its own merchants only; another identity's list is forbidden. */
-    async listOfIdentity(appId: string, identityId: string, page: PageRequest): Promise<Merchant[]> {
+    async listOfIdentity(appId: string, identityId: string, page: PageRequest, filter: { test?: boolean } = {}): Promise<Merchant[]> {
       if (identityId !== appId) {
         if (!(await findAppById(db, identityId))) throw notFound('Identity')
         throw forbidden('An app can list only its own merchants')
       }
-      return (await repo.listMerchantsOfApp(db, appId, page)).map(toMerchant)
+      return (await repo.listMerchantsOfApp(db, appId, page, filter)).map(toMerchant)
     },
 
     async inviteUser(appId: string, merchantId: string, rawEmail: string): Promise<{ isMember: boolean }> {

@@ -137,8 +137,21 @@ export async function updateCounters(
   await db.updateTable('payments_transactions').set(counters).where('id', '=', id).execute()
 }
 
-export async function listTransactionsOfMerchant(db: PaymentsDb, merchantId: string, page: PageRequest): Promise<TransactionRow[]> {
-  return applyPage(db.selectFrom('payments_transactions').selectAll().where('merchant_id', '=', merchantId), 'id', page).execute()
+export interface TransactionFilter {
+  successful?: boolean
+  recurring?: boolean
+}
+
+export async function listTransactionsOfMerchant(
+  db: PaymentsDb,
+  merchantId: string,
+  page: PageRequest,
+  filter: TransactionFilter = {},
+): Promise<TransactionRow[]> {
+  let query = db.selectFrom('payments_transactions').selectAll().where('merchant_id', '=', merchantId)
+  if (filter.successful !== undefined) query = query.where('successful', '=', filter.successful ? 1 : 0)
+  if (filter.recurring !== undefined) query = query.where('recurring', '=', filter.recurring ? 1 : 0)
+  return applyPage(query, 'id', page).execute()
 }
 
 type TrailKey = keyof TrailRow

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { currentApp } from '../../http/auth.ts'
-import { PageQuery, responses, TAGS } from '../../http/route-kit.ts'
+import { booleanFilter, PageQuery, responses, TAGS } from '../../http/route-kit.ts'
 import {
   CaptureBody,
   CardParams,
@@ -44,13 +44,17 @@ export function transactionsRoutes(transactions: TransactionsService): FastifyPl
       {
         schema: {
           tags: TAGS,
-          summary: 'The transactions of a merchant (newest first)',
+          summary: 'The transactions of a merchant (newest first; filter[successful], filter[recurring] = y|n)',
           params: MerchantParams,
           querystring: PageQuery,
           response: responses({ 200: Type.Array(TransactionSchema) }),
         },
       },
-      async (request) => transactions.listOfMerchant(currentApp(request).id, request.params.merchantId, request.query),
+      async (request) =>
+        transactions.listOfMerchant(currentApp(request).id, request.params.merchantId, request.query, {
+          successful: booleanFilter(request.query, 'successful'),
+          recurring: booleanFilter(request.query, 'recurring'),
+        }),
     )
 
     app.get(

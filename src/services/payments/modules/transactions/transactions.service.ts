@@ -251,9 +251,9 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
       return load(db, await requireTransaction(appId, transactionId))
     },
 
-    async listOfMerchant(appId: string, merchantId: string, page: PageRequest): Promise<TransactionDto[]> {
+    async listOfMerchant(appId: string, merchantId: string, page: PageRequest, filter: repo.TransactionFilter = {}): Promise<TransactionDto[]> {
       await merchants.requireMerchant(appId, merchantId)
-      const rows = await repo.listTransactionsOfMerchant(db, merchantId, page)
+      const rows = await repo.listTransactionsOfMerchant(db, merchantId, page, filter)
       const trails = await repo.trailsOf(
         db,
         rows.map((row) => row.id),
