@@ -46,6 +46,24 @@ describe('sessions', () => {
     assert.equal(history.messages[0].content, 'Remember this')
   })
 
+  it('is shared by instances on one database', async (t) => {
+    const database = await createTestDatabase(t)
+    const clock = createManualClock()
+    const llm = createFakeLlm({ pieces: ['ok'] })
+    const first = await buildAvatarApp(t, { database, clock, llm })
+    const second = await buildAvatarApp(t, { database, clock, llm })
+    await chat(first.app, { sessionId: 'shared', userText: 'on the first' })
+    await chat(second.app, { sessionId: 'shared', userText: 'on the second' })
+    assert.deepEqual(
+      llm.requests[1].slice(1).map((message) => message.content),
+      ['on the first', 'ok', 'on the second'],
+    )
+    const history = (await first.app.inject({ method: 'GET', url: '/v1/session/shared/history' })).json()
+    assert.equal(history.messages.length, 4)
+    assert.equal((await second.app.inject({ method: 'DELETE', url: '/v1/session/shared' })).statusCode, 200)
+    assert.equal((await first.app.inject({ method: 'GET', url: '/v1/session/shared/history' })).statusCode, 404)
+  })
+
   it('sends only the last N messages to the model as context', async (t) => {
     const llm = createFakeLlm({ pieces: ['[emotion:neutral][action:speak] ok'] })
     const { app } = await buildAvatarApp(t, { llm, env: { AVATAR_HISTORY_LIMIT: '3' } })

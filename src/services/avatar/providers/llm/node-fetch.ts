@@ -59,6 +59,18 @@ function lazyWebBody(body: NodeBody): ReadableStream<Uint8Array> {
   })
 }
 
+function plainHeaders(headers: RequestInit['headers']): Record<string, string> {
+  if (headers === undefined) return {}
+  if (headers instanceof Headers) {
+    const plain: Record<string, string> = {}
+    headers.forEach((value, name) => {
+      plain[name] = value
+    })
+    return plain
+  }
+  return Object.fromEntries(new Headers(headers))
+}
+
 /**
  * A `fetch` for the `openai` client built on node:http instead of the global (undici) fetch:
  * an open streaming reply costs much less memory this way, which bounds how many avatars one
@@ -78,7 +90,7 @@ export async function nodeFetch(input: string | URL | Request, init: RequestInit
   const secure = url.protocol === 'https:'
   const request = (secure ? httpsRequest : httpRequest)(url, {
     method: init.method ?? 'GET',
-    headers: Object.fromEntries(new Headers(init.headers)),
+    headers: plainHeaders(init.headers),
     agent: secure ? httpsAgent : httpAgent,
   })
   const onAbort = () => request.destroy(signal?.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'))
