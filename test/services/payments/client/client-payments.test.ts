@@ -315,6 +315,14 @@ describe('POST /payments', () => {
     assert.match(keys[0].secret, /^[0-9a-f]{64}$/)
   })
 
+  it('answers unknown client paths with ENDPOINT_NOT_FOUND in the client shape', async (t) => {
+    const { app } = await clientFixture(t)
+    for (const [method, url] of [['POST', '/payments/nothing/here'], ['GET', '/payments/tds/challenge']] as const) {
+      const response = await app.inject({ method, url, headers: VERSION })
+      expectClientError(response, 'ENDPOINT_NOT_FOUND', 404)
+    }
+  })
+
   it('does not let one app pay into a merchant with a key taken from the merchant API', async (t) => {
     const fixture = await clientFixture(t)
     const other = await createApp(fixture.app, 'Other')

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import { AppError } from '../../../../core/errors/app-error.ts'
 import type { PaymentsConfig } from '../../config.ts'
 import { CLIENT_ROUTE, clientErrorResponses, preflight } from './client.http.ts'
 import { ChallengeParams, ChallengeResponse, PaymentBody, PaymentResponse } from './client-payments.schemas.ts'
@@ -51,5 +52,10 @@ export function clientPaymentsRoutes(payments: ClientPaymentsService, config: Pa
       },
       async (request) => payments.challenge(request.params.name, request.body, requestSite(request, config)),
     )
+
+    // Anything else under /payments answers in the client API's shape, not the merchant API's.
+    app.all('/payments/*', { schema: { hide: true }, config: { public: true } }, async () => {
+      throw new AppError('ENDPOINT_NOT_FOUND', 'The endpoint was not found. Check the domain, path, method and querystring of the request.', { status: 404 })
+    })
   }
 }
