@@ -244,7 +244,7 @@ try {
 
   // A typical transaction for the read: one capture on its trail (the captured ones above have long trails).
   const seedAgain = await createDb(sqliteUrl)
-  const { transactionIds: fresh } = await seedMore(seedAgain.db as Kysely<PaymentsTables>, transactionIds[0], 1)
+  const { transactionIds: fresh } = await seedMore(seedAgain.db as Kysely<PaymentsTables>, transactionIds[0], 2)
   await seedAgain.destroy()
   const sample = fresh[0]
   await fetch(`${triad.url}/transactions/${sample}/captures`, {
@@ -257,7 +257,17 @@ try {
     () => measure(baseline.url, { path: '/', durationSeconds }),
     () => measure(triad.url, { path: `/transactions/${sample}`, headers: { authorization: basic(key) }, durationSeconds }),
   )
-  printComparison(`GET /transactions/{id} on SQLite vs bare Fastify (${rounds} rounds × ${durationSeconds} s, 20 connections)`, result, 0.5)
+  printComparison(
+    `GET /transactions/{id} (one capture on its trail) on SQLite vs bare Fastify (${rounds} rounds × ${durationSeconds} s, 20 connections)`,
+    result,
+    0.5,
+  )
+  const untouched = await compare(
+    rounds,
+    () => measure(baseline.url, { path: '/', durationSeconds }),
+    () => measure(triad.url, { path: `/transactions/${fresh[1]}`, headers: { authorization: basic(key) }, durationSeconds }),
+  )
+  printComparison('GET /transactions/{id} (a fresh authorization, empty trail) on SQLite vs bare Fastify', untouched, 0.5)
   // For context: the same server's cheapest route (no auth, no database), same run.
   const health = await compare(
     rounds,
