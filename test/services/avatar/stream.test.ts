@@ -170,3 +170,23 @@ describe('POST /v1/chat/stream', () => {
     assert.equal(response.statusCode, 200)
   })
 })
+
+describe('shutdown with open streams', () => {
+  it('ends every open stream with an error event and stops the model, without waiting for it', async (t) => {
+    const { model, state } = slowModel(1000, 50)
+    const { app } = await buildAvatarApp(t, { llm: model })
+    const url = await app.listen({ port: 0, host: '127.0.0.1' })
+    const streams = [readStream(url, { userText: 'a', sessionId: 'cut' }), readStream(url, { userText: 'b' })]
+    await sleep(300)
+    const started = performance.now()
+    await app.close()
+    assert.ok(performance.now() - started < 2000)
+    for (const { events } of await Promise.all(streams)) {
+      assert.ok(events.length >= 2)
+      assert.equal(events.at(-1)?.type, 'error')
+      assert.match(events.at(-1)?.message ?? '', /restarting/)
+      assert.ok(events.slice(0, -1).every((event) => event.type === 'token'))
+    }
+    assert.ok(state.aborted)
+  })
+})

@@ -5,7 +5,7 @@ import { authnErrors } from '../../errors.ts'
 import type { PublicEpersonRow } from '../epersons/epersons.repository.ts'
 import type { EpersonsService } from '../epersons/epersons.service.ts'
 import type { SessionWithEperson } from '../sessions/sessions.repository.ts'
-import type { TokenService } from '../sessions/tokens.service.ts'
+import type { TokenService, ValidatedToken } from '../sessions/tokens.service.ts'
 import { clientAddress } from '../special-groups/client-address.ts'
 import type { SpecialGroupsService } from '../special-groups/special-groups.service.ts'
 
@@ -52,7 +52,54 @@ export function installAuthentication(
     loginAs: boolean
   },
 ): void {
-  scope.addHook('onRequest', async (request) => {
+  function applyToken(context: AuthnContext, validated: ValidatedToken | undefined, kind: 'login' | 'shortLived'): void {
+    if (!validated) return
+    context.eperson = epersonOf(validated.session)
+    context.tokenKind = kind
+    context.claims = validated.claims
+    context.method = validated.claims.authenticationMethod
+    context.specialGroups = context.ipGroups.length > 0 ? [...new Set([...validated.claims.sg, ...context.ipGroups])] : validated.claims.sg
+  }
+
+  async function actOnBehalf(request: FastifyRequest, context: AuthnContext, onBehalfOf: string | string[]): Promise<void> {
+    // DSpace's order of checks (StatelessAuthenticationFilter), so clients see the same statuses.
+    const real = context.eperson
+    if (!real) throw authnErrors.authenticationRequired()
+    if (!deps.loginAs) throw authnErrors.badRequest('Acting on behalf of another user is not enabled')
+    if (!(await deps.epersons.isAdmin(real.uuid))) throw authnErrors.accessDenied()
+    const targetId = Array.isArray(onBehalfOf) ? (onBehalfOf[0] ?? '') : onBehalfOf
+    if (!UUID_PATTERN.test(targetId)) throw authnErrors.badRequest(`X-On-Behalf-Of is not a valid eperson UUID: ${JSON.stringify(targetId)}`)
+    const target = await deps.epersons.findByUuid(targetId.toLowerCase())
+    if (target?.can_log_in !== 1 || (await deps.epersons.isAdmin(target.uuid))) {
+      throw authnErrors.badRequest('X-On-Behalf-Of must name an existing eperson who is not an administrator')
+    }
+    context.realEperson = real
+    context.eperson = target
+    // The impersonated user gets the address's groups, not the administrator's login groups.
+    context.specialGroups = context.ipGroups
+    request.log.info(
+      {
+        audit: 'login-as',
+        administrator: real.uuid,
+        administratorEmail: real.email,
+        onBehalfOf: target.uuid,
+        method: request.method,
+        path: request.url.split('?')[0],
+      },
+      'request made on behalf of another eperson',
+    )
+  }
+
+  async function authenticateSlowly(request: FastifyRequest, context: AuthnContext, bearer: string | undefined, queryToken: string | undefined): Promise<void> {
+    if (bearer) applyToken(context, await deps.tokens.validateLoginToken(bearer), 'login')
+    else if (queryToken !== undefined) applyToken(context, await deps.tokens.validateShortLivedToken(queryToken), 'shortLived')
+    const onBehalfOf = request.headers['x-on-behalf-of']
+    if (onBehalfOf !== undefined) await actOnBehalf(request, context, onBehalfOf)
+  }
+
+  // A callback-style hook with a synchronous fast path: anonymous requests, and a token this
+  // instance has just seen, are settled without a promise or a query.
+  scope.addHook('onRequest', (request, _reply, done) => {
     // Parsing the address costs little but runs on every request: do it only when something reads it.
     const ipGroups = deps.specialGroups.hasAddressRules ? deps.specialGroups.forAddress(clientAddress(request, deps.trustedProxies)) : []
     let resolvedAddress: string | undefined
@@ -71,48 +118,20 @@ export function installAuthentication(
     const readOnly = request.method === 'GET' || request.method === 'HEAD'
     if (queryToken !== undefined && !readOnly && !LOGOUT_PATH.test(request.url.split('?')[0])) {
       // A token in a URL is a download link: it may read, never change anything.
-      throw authnErrors.accessDenied('A short-lived token cannot be used for this request')
+      return done(authnErrors.accessDenied('A short-lived token cannot be used for this request'))
     }
-    const validated = bearer
-      ? await deps.tokens.validateLoginToken(bearer)
-      : queryToken !== undefined && readOnly
-        ? await deps.tokens.validateShortLivedToken(queryToken)
-        : undefined
-    if (validated) {
-      context.eperson = epersonOf(validated.session)
-      context.tokenKind = bearer ? 'login' : 'shortLived'
-      context.claims = validated.claims
-      context.method = validated.claims.authenticationMethod
-      context.specialGroups = [...new Set([...validated.claims.sg, ...ipGroups])]
+    const usableQueryToken = bearer === undefined && readOnly ? queryToken : undefined
+    const impersonating = request.headers['x-on-behalf-of'] !== undefined
+    if (!impersonating) {
+      if (bearer === undefined && usableQueryToken === undefined) return done()
+      if (bearer !== undefined) {
+        const cached = deps.tokens.cachedLoginToken(bearer)
+        if (cached !== 'unknown') {
+          applyToken(context, cached, 'login')
+          return done()
+        }
+      }
     }
-
-    const onBehalfOf = request.headers['x-on-behalf-of']
-    if (onBehalfOf === undefined) return
-    // DSpace's order of checks (StatelessAuthenticationFilter), so clients see the same statuses.
-    const real = context.eperson
-    if (!real) throw authnErrors.authenticationRequired()
-    if (!deps.loginAs) throw authnErrors.badRequest('Acting on behalf of another user is not enabled')
-    if (!(await deps.epersons.isAdmin(real.uuid))) throw authnErrors.accessDenied()
-    const targetId = Array.isArray(onBehalfOf) ? onBehalfOf[0] : onBehalfOf
-    if (!UUID_PATTERN.test(targetId)) throw authnErrors.badRequest(`X-On-Behalf-Of is not a valid eperson UUID: ${JSON.stringify(targetId)}`)
-    const target = await deps.epersons.findByUuid(targetId.toLowerCase())
-    if (target?.can_log_in !== 1 || (await deps.epersons.isAdmin(target.uuid))) {
-      throw authnErrors.badRequest('X-On-Behalf-Of must name an existing eperson who is not an administrator')
-    }
-    context.realEperson = real
-    context.eperson = target
-    // The impersonated user gets the address's groups, not the administrator's login groups.
-    context.specialGroups = ipGroups
-    request.log.info(
-      {
-        audit: 'login-as',
-        administrator: real.uuid,
-        administratorEmail: real.email,
-        onBehalfOf: target.uuid,
-        method: request.method,
-        path: request.url.split('?')[0],
-      },
-      'request made on behalf of another eperson',
-    )
+    authenticateSlowly(request, context, bearer, usableQueryToken).then(() => done(), done)
   })
 }

@@ -18,14 +18,15 @@ export function sameOrigin(request: FastifyRequest, origin: string): boolean {
 export function installCors(scope: FastifyInstance, options: { allowedOrigins: readonly string[] }): void {
   const allowed = new Set(options.allowedOrigins)
 
-  scope.addHook('onRequest', async (request, reply) => {
+  scope.addHook('onRequest', (request, reply, done) => {
     const origin = request.headers.origin
-    if (origin === undefined) return
-    if (!allowed.has(origin) && !sameOrigin(request, origin)) throw authnErrors.invalidCors()
+    if (origin === undefined) return done()
+    if (!allowed.has(origin) && !sameOrigin(request, origin)) return done(authnErrors.invalidCors())
     reply.header('access-control-allow-origin', origin)
     reply.header('access-control-allow-credentials', 'true')
     reply.header('access-control-expose-headers', EXPOSED_HEADERS)
     reply.header('vary', 'Origin')
+    done()
   })
 
   scope.route({

@@ -27,19 +27,21 @@ export function rotateCsrf(request: FastifyRequest): void {
 export function installCsrf(scope: FastifyInstance, options: { cookiePrefix: string }): void {
   const cookieName = csrfCookieName(options.cookiePrefix)
 
-  scope.addHook('onRequest', async (request) => {
+  // Callback-style hooks: they run on every request, and need no promise.
+  scope.addHook('onRequest', (request, _reply, done) => {
     const cookie = request.cookies[cookieName]
     request.csrfState = { rotate: !cookie }
-    if (SAFE_METHODS.has(request.method)) return
+    if (SAFE_METHODS.has(request.method)) return done()
     const header = request.headers[CSRF_REQUEST_HEADER]
     if (!cookie || typeof header !== 'string' || !safeEqual(header, cookie)) {
       request.csrfState.rotate = true
-      throw authnErrors.invalidCsrf()
+      return done(authnErrors.invalidCsrf())
     }
+    done()
   })
 
-  scope.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload) => {
-    if (!request.csrfState?.rotate) return payload
+  scope.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
+    if (!request.csrfState?.rotate) return done(null, payload)
     const token = randomUUID()
     const secure = request.protocol === 'https'
     const prefix = apiPrefix(request)
@@ -50,6 +52,6 @@ export function installCsrf(scope: FastifyInstance, options: { cookiePrefix: str
       secure,
       sameSite: secure ? 'none' : 'lax',
     })
-    return payload
+    done(null, payload)
   })
 }

@@ -32,9 +32,15 @@ export interface TokenClaims {
   sid: string
 }
 
+/** A session row with its instants parsed once, for the checks made on every request. */
+export interface LoadedSession extends SessionWithEperson {
+  expiresAtMs: number
+  previousValidUntilMs: number
+}
+
 export interface ValidatedToken {
   claims: TokenClaims
-  session: SessionWithEperson
+  session: LoadedSession
 }
 
 export interface TokenServiceOptions {
@@ -84,7 +90,7 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
  */
 export function createTokenService(options: TokenServiceOptions) {
   const { database, clock, ids, keys } = options
-  const cache = new Map<string, { session: SessionWithEperson | undefined; fetchedAt: number }>()
+  const cache = new Map<string, { session: LoadedSession | undefined; fetchedAt: number }>()
   // Signature checks are the costliest step of an authenticated request, and a client sends the
   // same token many times: a token's bytes verified once verify the same way again. Only good
   // signatures are remembered; expiry is still checked against the clock on every use.
@@ -105,11 +111,16 @@ export function createTokenService(options: TokenServiceOptions) {
     return claims
   }
 
-  async function loadSession(id: string): Promise<SessionWithEperson | undefined> {
+  async function loadSession(id: string): Promise<LoadedSession | undefined> {
     const nowMs = clock.now().getTime()
     const cached = cache.get(id)
     if (cached && nowMs - cached.fetchedAt < options.revocationCacheMs && nowMs >= cached.fetchedAt) return cached.session
-    const session = await findSessionWithEperson(database.db, id)
+    const row = await findSessionWithEperson(database.db, id)
+    const session = row && {
+      ...row,
+      expiresAtMs: Date.parse(row.expires_at),
+      previousValidUntilMs: row.previous_valid_until === null ? 0 : Date.parse(row.previous_valid_until),
+    }
     if (options.revocationCacheMs > 0) {
       if (cache.size >= CACHE_MAX_ENTRIES) {
         const oldest = cache.keys().next().value
@@ -125,12 +136,13 @@ export function createTokenService(options: TokenServiceOptions) {
     for (const [id, entry] of cache) if (entry.session?.eperson_uuid === epersonUuid) cache.delete(id)
   }
 
-  function sessionAccepts(session: SessionWithEperson | undefined, claims: TokenClaims, now: Date, requireCurrent: boolean): session is SessionWithEperson {
+  function sessionAccepts(session: LoadedSession | undefined, claims: TokenClaims, now: Date, requireCurrent: boolean): session is LoadedSession {
     if (!session || session.eperson_uuid !== claims.eid || session.can_log_in !== 1) return false
-    if (now.toISOString() >= session.expires_at) return false
+    const nowMs = now.getTime()
+    if (nowMs >= session.expiresAtMs) return false
     if (!requireCurrent) return true
     if (claims.jti === session.current_jti) return true
-    return claims.jti === session.previous_jti && session.previous_valid_until !== null && now.toISOString() < session.previous_valid_until
+    return claims.jti === session.previous_jti && nowMs < session.previousValidUntilMs
   }
 
   async function signLogin(claims: TokenClaims): Promise<string> {
@@ -167,6 +179,22 @@ export function createTokenService(options: TokenServiceOptions) {
         previous_valid_until: null,
       })
       return signLogin(claims)
+    },
+
+    /**
+     * The answer for a login token from this instance's caches alone, without a promise: the
+     * common case of a client repeating its token within the cache bound. `'unknown'` means the
+     * caches cannot tell and validateLoginToken must run.
+     */
+    cachedLoginToken(token: string): ValidatedToken | undefined | 'unknown' {
+      const claims = verified.get(token)
+      if (!claims) return 'unknown'
+      const now = clock.now()
+      if (claims.exp * 1000 <= now.getTime()) return undefined
+      const entry = cache.get(claims.sid)
+      const nowMs = now.getTime()
+      if (!entry || nowMs - entry.fetchedAt >= options.revocationCacheMs || nowMs < entry.fetchedAt) return 'unknown'
+      return sessionAccepts(entry.session, claims, now, true) ? { claims, session: entry.session } : undefined
     },
 
     /** A login token that is signed, unexpired and still backed by its session; undefined otherwise. */

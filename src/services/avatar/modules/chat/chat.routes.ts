@@ -18,6 +18,8 @@ export interface ChatRoutesOptions {
   limiter?: RateLimiter
 }
 
+const SHUTDOWN_MESSAGE = 'The server is restarting; please send the message again.'
+
 /**
  * The client a request counts against: its API key when it sends one (several users behind
  * one proxy then keep their own budgets), else its IP address. Keys are hashed so that they
@@ -54,6 +56,15 @@ export const chatRoutes: FastifyPluginAsyncTypebox<ChatRoutesOptions> = async (a
     : undefined
   const errors = { 400: ErrorSchema, 429: ErrorSchema, 500: ErrorSchema }
 
+  // A stream can last as long as a model talks; on shutdown they end at once, each with an
+  // error event, instead of holding the process until the shutdown timeout.
+  const openStreams = new Set<AbortController>()
+  let shuttingDown = false
+  app.addHook('preClose', async () => {
+    shuttingDown = true
+    for (const stream of openStreams) stream.abort(new Error('server shutting down'))
+  })
+
   app.post(
     '/chat',
     {
@@ -87,14 +98,22 @@ export const chatRoutes: FastifyPluginAsyncTypebox<ChatRoutesOptions> = async (a
       const prepared = await chat.prepare(request.body)
       const sse = openSseStream(request, reply, { heartbeatMs: options.sseHeartbeatMs })
       const send = (data: unknown) => sse.send({ data: JSON.stringify(data) })
+      // Stops the generation when the client leaves or the server shuts down.
+      const stop = new AbortController()
+      const onClientGone = () => stop.abort(sse.signal.reason)
+      sse.signal.addEventListener('abort', onClientGone, { once: true })
+      openStreams.add(stop)
       try {
-        const outcome = await chat.stream(prepared, { log: request.log, signal: sse.signal, onToken: (content) => send({ type: 'token', content }) })
+        const outcome = await chat.stream(prepared, { log: request.log, signal: stop.signal, onToken: (content) => send({ type: 'token', content }) })
         if (outcome.type === 'done') await send({ type: 'done', ...outcome.reply })
         else if (outcome.type === 'error') await send({ type: 'error', message: outcome.message })
+        else if (shuttingDown) await send({ type: 'error', message: SHUTDOWN_MESSAGE })
       } catch (error) {
         request.log.error({ err: error }, 'chat stream failed')
         await send({ type: 'error', message: INTERNAL_ERROR_DETAIL })
       } finally {
+        openStreams.delete(stop)
+        sse.signal.removeEventListener('abort', onClientGone)
         sse.close()
       }
     },
