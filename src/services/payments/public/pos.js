@@ -88,6 +88,11 @@
     show('screen-card', 'card-number')
   })
 
+  // An inline error goes away as soon as the field is right again.
+  $('amount-input').addEventListener('input', function () {
+    if ($('amount-input').getAttribute('aria-invalid') === 'true' && parseAmount($('amount-input').value) !== undefined) setError('amount-input', '')
+  })
+
   // ---- card fields: live formatting ----
   function digitsOf(value) {
     return value.replace(/\D/g, '')
@@ -130,11 +135,13 @@
     var formatted = digits.length > 2 ? digits.slice(0, 2) + '/' + digits.slice(2) : digits
     if (event.inputType === 'deleteContentBackward' && input.value.length < formatted.length) formatted = input.value
     if (formatted !== input.value) input.value = formatted
+    if (input.getAttribute('aria-invalid') === 'true' && !readExpiry().error) setError('card-expiry', '')
   })
 
   $('card-code').addEventListener('input', function (event) {
     var digits = digitsOf(event.target.value).slice(0, 4)
     if (digits !== event.target.value) event.target.value = digits
+    if (event.target.getAttribute('aria-invalid') === 'true' && /^\d{3,4}$/.test(digits)) setError('card-code', '')
   })
 
   function readExpiry() {

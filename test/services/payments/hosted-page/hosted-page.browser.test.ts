@@ -152,6 +152,7 @@ describe('hosted payment page in Chromium', { skip: !existsSync(CHROMIUM) && 'no
     await page.getByRole('button', { name: 'Fortsæt' }).click()
     assert.equal(await page.locator('#amount-input-error').textContent(), 'Angiv et beløb større end nul med højst 2 decimaler.')
     await page.getByLabel('Beløb i EUR').fill('12,5')
+    assert.equal(await page.locator('#amount-input-error').isHidden(), true, 'the error goes once the amount is right')
     await shot(page, '4-amount-entry')
     await page.getByRole('button', { name: 'Fortsæt' }).click()
     assert.equal((await page.getByTestId('amount').textContent())?.replace(/\s/g, ' '), '12,50 €')
