@@ -101,7 +101,7 @@ async function recordReplyText(page: Page) {
 }
 
 describe('the avatar page in Chromium', { skip: !existsSync(CHROMIUM) && `no Chromium at ${CHROMIUM}` }, () => {
-  it('streams a reply, applies its emotion and action, speaks it with a moving mouth, and deletes the conversation', async (t) => {
+  it('streams a reply, applies its emotion and action, speaks it with a moving mouth, resumes and deletes the conversation', async (t) => {
     const { app, base } = await startApp(t, { AVATAR_MOCK_TOKEN_DELAY: '40ms' })
     const message = 'Hello! Could you dance for me?'
     // The mock is deterministic: the same text gets the same reply in any session.
@@ -145,6 +145,16 @@ describe('the avatar page in Chromium', { skip: !existsSync(CHROMIUM) && `no Chr
     const entry = page.locator(`#session-list li[data-session-id="${sessionId}"]`)
     await entry.waitFor()
     assert.match((await entry.textContent()) ?? '', /2 messages/)
+    // A new conversation clears the view; clicking the old one brings its history back.
+    await page.click('#new-session')
+    await page.waitForFunction(() => (globalThis as unknown as Dom).document.querySelector('#messages li') === null)
+    await page.click(`#session-list li[data-session-id="${sessionId}"] button.open`)
+    await page.waitForFunction(
+      (text) => (globalThis as unknown as Dom).document.querySelector('#messages li.assistant .content')?.textContent === text,
+      expected.replyText,
+    )
+    assert.equal(await page.locator('#messages li').count(), 2)
+    assert.equal(await page.evaluate(() => (globalThis as unknown as Dom).localStorage.getItem('triad.avatar.session')), sessionId)
     await page.click(`#session-list li[data-session-id="${sessionId}"] button.delete`)
     await entry.waitFor({ state: 'detached' })
     const sessions = (await app.inject({ method: 'GET', url: '/v1/sessions' })).json().sessions as Array<{ id: string }>
