@@ -51,7 +51,7 @@ test('no bad input gets a 500: every payments route against malformed bodies, qu
   const queries = [
     '?limit=-1',
     '?limit=1.5',
-    '?limit=10&before=' + 'f'.repeat(300),
+    `?limit=10&before=${'f'.repeat(300)}`,
     '?limit=10&after[]=x',
     '?limit[]=1&limit[]=2',
     `?limit=5&filter[merchantId]=${m}&filter[merchantId]=${m}`,
