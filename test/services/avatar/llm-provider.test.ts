@@ -156,6 +156,25 @@ describe('OpenAI-compatible provider', () => {
     assert.equal(fake.aborted, 1)
   })
 
+  it('aborts the model call when a /v1/chat client hangs up, and records nothing', async (t) => {
+    fake.script = { pieces: ['too late'], firstDelayMs: 3000 }
+    const { app } = await buildAvatarApp(t, { env: env() })
+    const url = await app.listen({ port: 0, host: '127.0.0.1' })
+    const client = new AbortController()
+    const pending = fetch(`${url}/v1/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userText: 'hi', sessionId: 'hung-up' }),
+      signal: client.signal,
+    }).catch((error: unknown) => error)
+    for (let i = 0; i < 50 && fake.requests.length === 0; i++) await sleep(20)
+    client.abort()
+    await pending
+    for (let i = 0; i < 50 && fake.aborted === 0; i++) await sleep(20)
+    assert.equal(fake.aborted, 1)
+    assert.equal((await app.inject({ method: 'GET', url: '/v1/session/hung-up/history' })).statusCode, 404)
+  })
+
   it('sends the last messages of the session as context', async (t) => {
     fake.script = { pieces: ['[emotion:neutral][action:nod] Noted.'] }
     const { app } = await buildAvatarApp(t, { env: env({ AVATAR_HISTORY_LIMIT: '2' }) })

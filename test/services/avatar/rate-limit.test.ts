@@ -36,7 +36,10 @@ describe('rate limit on the chat endpoints', () => {
   it('counts the stream endpoint too, refusing before a stream starts', async (t) => {
     const { app } = await buildAvatarApp(t, { env: { AVATAR_RATE_LIMIT: '2/min' } })
     const url = await app.listen({ port: 0, host: '127.0.0.1' })
-    assert.equal((await readStream(url, { userText: 'a' })).response.status, 200)
+    const first = await readStream(url, { userText: 'a' })
+    assert.equal(first.response.status, 200)
+    assert.equal(first.response.headers.get('x-ratelimit-limit'), '2')
+    assert.equal(first.response.headers.get('x-ratelimit-remaining'), '1')
     assert.equal((await app.inject({ method: 'POST', url: '/v1/chat', payload: { userText: 'b' }, remoteAddress: '127.0.0.1' })).statusCode, 200)
     const { response, raw } = await readStream(url, { userText: 'c' })
     assert.equal(response.status, 429)

@@ -77,7 +77,20 @@ export const chatRoutes: FastifyPluginAsyncTypebox<ChatRoutesOptions> = async (a
         response: { 200: ChatReplySchema, ...errors },
       },
     },
-    async (request) => chat.reply(await chat.prepare(request.body), { log: request.log }),
+    async (request, reply) => {
+      const prepared = await chat.prepare(request.body)
+      // A client that hangs up stops the model call too: nobody would read the reply.
+      const gone = new AbortController()
+      const onClose = () => {
+        if (!reply.raw.writableFinished) gone.abort(new Error('client disconnected'))
+      }
+      reply.raw.once('close', onClose)
+      try {
+        return await chat.reply(prepared, { log: request.log, signal: gone.signal })
+      } finally {
+        reply.raw.off('close', onClose)
+      }
+    },
   )
 
   app.post(

@@ -144,6 +144,7 @@ export function createChatService(deps: ChatServiceDeps) {
           if (!parsed.text) throw new Error('the model returned an empty reply')
           reply = withMarkers(parsed.text, parsed)
         } catch (error) {
+          if (options.signal?.aborted) throw new AppError('client_closed_request', 'The client closed the request', { status: 499, cause: error })
           options.log.warn({ err: error, provider: llm.name }, 'language model failed; answering with the mock')
         } finally {
           limit.clear()
