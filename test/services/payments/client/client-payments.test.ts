@@ -246,10 +246,15 @@ describe('POST /payments', () => {
     expectClientError(await run({ test: { ...base, card: { status: 'disabled' } } }), 'PAYMENT_CARD_DISABLED')
     expectClientError(await run({ test: { ...base, card: { status: 'lost' } } }), 'PAYMENT_CARD_LOST')
     expectClientError(await run({ test: { ...base, card: { status: 'invalid' } } }), 'PAYMENT_CARD_NUMBER_INVALID')
-    expectClientError(await run({ amount: eur(199), test: { ...base, card: { balance: eur(100) } } }), 'PAYMENT_INSUFFICIENT_FUNDS')
+    const poor = await run({ amount: eur(199), test: { ...base, card: { balance: eur(100) } } })
+    expectClientError(poor, 'PAYMENT_INSUFFICIENT_FUNDS')
+    assert.equal(poor.headers['x-status-code'], 'PAYMENT_INSUFFICIENT_FUNDS')
     expectClientError(await run({ amount: eur(199), test: { ...base, card: { limit: eur(150) } } }), 'PAYMENT_AMOUNT_LIMIT')
     expectClientError(await run({ expiry: { month: 1, year: 2020 }, test: base }), 'PAYMENT_CARD_EXPIRED')
+    const vaultDb = fixture.db as unknown as Kysely<VaultTables>
+    assert.deepEqual(await vaultDb.selectFrom('payments_vault_cards').select('id').execute(), [], 'no card number kept for a declined payment')
     assert.equal((await run({ amount: eur(199), test: { ...base, card: { balance: eur(199), limit: eur(199) } } })).statusCode, 200)
+    assert.equal((await vaultDb.selectFrom('payments_vault_cards').select('id').execute()).length, 1)
   })
 
   it('recognises Visa and Mastercard by BIN; other schemes are unsupported, unknown ones unknown', async (t) => {

@@ -142,7 +142,11 @@ export function createClientPaymentsService(ctx: PaymentsContext, vault: VaultSe
       descriptor,
       recurring: false,
     })
-    if (!result.approved) throw declineError(result.code, scenario?.status, result.message)
+    if (!result.approved) {
+      // No transaction will ever refer to this card: keep no card number for it.
+      await vault.forgetCard(ref)
+      throw declineError(result.code, scenario?.status, result.message)
+    }
     const row = await recordTransaction(ctx, {
       merchant: { id: payment.merchant.id, test: payment.merchant.test, descriptor: payment.merchant.descriptor },
       amount: payment.amount,

@@ -19,9 +19,17 @@ export function installClientWire(scope: FastifyInstance): void {
     return (data) => `${serialize(data)}\n`
   })
   scope.setReplySerializer((payload) => `${JSON.stringify(payload)}\n`)
+  // Paylike also names the status code in a header, for clients that do not read the body.
+  scope.addHook('onSend', async (_request, reply, payload) => {
+    if (reply.statusCode >= 400 && typeof payload === 'string') {
+      const code = /^\{[^\n]*?"code":"([A-Z_]+)"/.exec(payload)?.[1]
+      if (code) reply.header('x-status-code', code)
+    }
+    return payload
+  })
   scope.addHook('onRequest', async (request, reply) => {
     reply.header('access-control-allow-origin', '*')
-    reply.header('access-control-expose-headers', 'X-Request-Id')
+    reply.header('access-control-expose-headers', 'X-Request-Id, X-Status-Code')
     reply.header('vary', 'Origin')
     if (request.method === 'OPTIONS') return
     const config = request.routeOptions.config as { clientApi?: boolean } | undefined

@@ -47,3 +47,7 @@ export async function findCardSealed(db: VaultDb, id: string): Promise<string | 
   const row = await db.selectFrom('payments_vault_cards').select('sealed').where('id', '=', id).executeTakeFirst()
   return row?.sealed
 }
+
+export async function deleteCard(db: VaultDb, id: string): Promise<void> {
+  await db.deleteFrom('payments_vault_cards').where('id', '=', id).execute()
+}

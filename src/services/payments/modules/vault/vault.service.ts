@@ -123,6 +123,11 @@ export function createVaultService(deps: VaultDeps) {
       return id
     },
 
+    /** Forgets a stored card (its authorization was declined, so nothing will charge it again). */
+    async forgetCard(ref: string): Promise<void> {
+      await repo.deleteCard(db, ref)
+    },
+
     /** The card number behind a `card_ref`, for an acquirer that needs it; undefined when unknown. */
     async openCard(ref: string): Promise<string | undefined> {
       const sealed = await repo.findCardSealed(db, ref)
