@@ -321,6 +321,25 @@ test('the same Idempotency-Key sent twice at once never captures twice', async (
   const fresh = responses.filter((response) => response.statusCode === 201 && response.headers['idempotent-replayed'] === undefined)
   assert.equal(fresh.length, 1, statuses.join(','))
   assert.equal((await fixture.call('GET', `/transactions/${id}`)).json().transaction.capturedAmount, 100)
+  // A key left "in progress" by a process that died is taken over after a minute, not refused for 24 h.
+  await fixture.db
+    .insertInto('payments_idempotency')
+    .values({
+      app_id: fixture.owner.id,
+      key: 'orphan',
+      fingerprint: 'x',
+      status: null,
+      content_type: null,
+      body: null,
+      created: fixture.clock.now().toISOString(),
+    })
+    .execute()
+  assert.equal((await fixture.call('POST', `/transactions/${id}/captures`, { amount: 1 }, { 'idempotency-key': 'orphan' })).statusCode, 409)
+  fixture.clock.advance(60_000)
+  const takenOver = await fixture.call('POST', `/transactions/${id}/captures`, { amount: 1 }, { 'idempotency-key': 'orphan' })
+  assert.equal(takenOver.statusCode, 201)
+  assert.equal(takenOver.json().transaction.capturedAmount, 101)
+
   // POST /apps is public: the header is ignored there (a replay could hand out another's key).
   const first = await fixture.app.inject({ method: 'POST', url: '/apps', headers: key, payload: {} })
   const second = await fixture.app.inject({ method: 'POST', url: '/apps', headers: key, payload: {} })

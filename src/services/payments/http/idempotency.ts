@@ -7,6 +7,11 @@ import { conflict, fieldError } from './errors.ts'
 import { currentApp } from './auth.ts'
 
 const PRUNE_EVERY_MS = 60_000
+/**
+ * A key still marked in progress after this long belongs to a request whose process died (the
+ * response never came back to store it); it is taken over rather than refused for the whole TTL.
+ */
+const ABANDONED_AFTER_MS = 60_000
 
 /**
  * `Idempotency-Key` on any authenticated POST (beyond Paylike, as Stripe and Adyen do): the
@@ -60,7 +65,8 @@ export function installIdempotency(app: FastifyInstance, deps: { db: PaymentsDb;
       }
       const existing = await deps.db.selectFrom('payments_idempotency').selectAll().where('app_id', '=', appId).where('key', '=', key).executeTakeFirst()
       if (!existing) continue
-      if (new Date(existing.created).getTime() + deps.ttlMs <= now.getTime()) {
+      const age = now.getTime() - new Date(existing.created).getTime()
+      if (age >= deps.ttlMs || (existing.status === null && age >= ABANDONED_AFTER_MS)) {
         await deps.db.deleteFrom('payments_idempotency').where('app_id', '=', appId).where('key', '=', key).where('created', '=', existing.created).execute()
         continue
       }
