@@ -50,13 +50,24 @@ export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger
   const missing = FUNDING_CURRENCIES.filter((code) => !fx.rates.has(code))
   if (missing.length > 0) throw new Error(`PAYMENTS_FX_RATES: the rate table lacks funding currencies ${missing.join(', ')}`)
   let close = () => {}
+  const outbox = createOutboxMailer({ db, ids: deps.ids, clock: deps.clock, log })
   let mailer = deps.mailer
   if (!mailer && deps.config.smtpUrl) {
     const smtp = createSmtpMailer(deps.config.smtpUrl, deps.config.smtpFrom)
     close = smtp.close
-    mailer = smtp
+    // An e-mail SMTP refused is kept in the outbox, so an operator can still send it.
+    mailer = {
+      async send(message) {
+        try {
+          await smtp.send(message)
+        } catch (error) {
+          log.error({ err: error, to: message.to }, 'SMTP delivery failed; e-mail kept in the outbox')
+          await outbox.send(message)
+        }
+      },
+    }
   }
-  mailer ??= createOutboxMailer({ db, ids: deps.ids, clock: deps.clock, log })
+  mailer ??= outbox
   const processor = deps.processor ?? createSandboxProcessor({ db, clock: deps.clock, fx })
   return {
     database: { db, dialect: deps.database.dialect },

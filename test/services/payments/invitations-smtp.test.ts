@@ -73,10 +73,12 @@ test('with PAYMENTS_SMTP_URL, invitations really go out over SMTP (and not to th
   assert.deepEqual(await fixture.db.selectFrom('payments_outbox').selectAll().execute(), [])
 })
 
-test('an SMTP server that cannot be reached does not fail the invitation', async (t) => {
+test('an SMTP server that cannot be reached does not fail the invitation; the e-mail is kept in the outbox', async (t) => {
   const fixture = await merchantFixture(t, { env: { PAYMENTS_SMTP_URL: 'smtp://127.0.0.1:1' } })
   const response = await fixture.call('POST', `/merchants/${fixture.merchant.id}/users`, { email: 'friend@example.com' })
   assert.equal(response.statusCode, 201)
   const users = await fixture.call('GET', `/merchants/${fixture.merchant.id}/users?limit=5`)
   assert.match(users.body, /friend@example\.com/)
+  const kept = await fixture.db.selectFrom('payments_outbox').select(['recipient', 'subject']).execute()
+  assert.deepEqual(kept, [{ recipient: 'friend@example.com', subject: 'You are invited to Coffee & John on Triad Payments' }])
 })
