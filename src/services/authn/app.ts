@@ -11,6 +11,7 @@ import { installCsrf } from './modules/csrf/csrf.ts'
 import { csrfRoutes } from './modules/csrf/csrf.routes.ts'
 import { epersonsRoutes } from './modules/epersons/epersons.routes.ts'
 import { ADMINISTRATOR_GROUP } from './modules/epersons/epersons.service.ts'
+import { type AuditLog, requestLogAudit } from './modules/impersonation/audit-log.ts'
 import { authzRoutes } from './modules/impersonation/authz.routes.ts'
 import { createChallenge } from './modules/login/challenge.ts'
 import { loginRoutes } from './modules/login/login.routes.ts'
@@ -23,7 +24,12 @@ import { createThrottleService } from './modules/throttle/throttle.service.ts'
 import { createRedirectGuard } from './redirects.ts'
 import { createAuthnServices } from './services.ts'
 
-export const authnService: ServiceDefinition<AuthnConfig> = {
+/** What tests (or an operator's wiring) may replace. */
+export interface AuthnProviders {
+  auditLog: AuditLog
+}
+
+export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
   name: 'authn',
   migrations,
   commands: authnCommands,
@@ -52,7 +58,14 @@ export const authnService: ServiceDefinition<AuthnConfig> = {
           // DSpace's filter order: CORS, then CSRF, then the token; so a bad origin or CSRF pair is refused whatever the credentials.
           installCors(scope, { allowedOrigins: config.allowedOrigins })
           installCsrf(scope, { cookiePrefix: config.csrfCookiePrefix })
-          installAuthentication(scope, { tokens, epersons, specialGroups, trustedProxies: config.trustedProxies, loginAs: config.loginAs })
+          installAuthentication(scope, {
+            tokens,
+            epersons,
+            specialGroups,
+            trustedProxies: config.trustedProxies,
+            loginAs: config.loginAs,
+            audit: deps.auditLog ?? requestLogAudit,
+          })
           await scope.register(csrfRoutes)
           await scope.register(statusRoutes({ specialGroups, challenge }))
           await scope.register(loginRoutes({ login, tokens, challenge, logoutUrl: config.logoutUrl, isAllowedRedirect }))

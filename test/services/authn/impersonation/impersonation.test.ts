@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import type { LoginAsEntry } from '../../../../src/services/authn/modules/impersonation/audit-log.ts'
 import { ADMIN_EMAIL, addEperson, BrowserClient, loggedIn, startAuthn } from '../helpers.ts'
 
 test("X-On-Behalf-Of follows DSpace's order: no token 401, feature off 400, not admin 403, bad uuid 400, unknown or admin 400", async (t) => {
@@ -78,4 +79,27 @@ test('GET /authz/authorizations/search/object?feature=loginOnBehalfOf answers as
   const offAdmin = await loggedIn(off.app, ADMIN_EMAIL)
   const offSite = (await offAdmin.request('GET', 'core/sites')).json()._embedded.sites[0]._links.self.href
   assert.equal((await search(offAdmin, offSite)).json().page.totalElements, 0)
+})
+
+test('every request made on behalf of someone records the real administrator in the audit log; refused ones record nothing', async (t) => {
+  const entries: LoginAsEntry[] = []
+  const test_ = await startAuthn(t, { AUTHN_LOGIN_AS: 'true' }, { deps: { authn: { auditLog: { loginAs: (entry) => entries.push(entry) } } } })
+  const user = await addEperson(test_, 'user@example.org')
+  const admin = await loggedIn(test_.app, ADMIN_EMAIL)
+  const plain = await loggedIn(test_.app, 'user@example.org')
+  await plain.request('GET', 'authn/status', { headers: { 'x-on-behalf-of': user.uuid } })
+  await admin.request('GET', 'authn/status', { headers: { 'x-on-behalf-of': 'not-a-uuid' } })
+  assert.deepEqual(entries, [])
+  await admin.request('GET', `eperson/epersons/${user.uuid}?authentication-token=secret`, { headers: { 'x-on-behalf-of': user.uuid } })
+  const adminUuid = (await admin.request('GET', 'authn/status')).json()._embedded.eperson.uuid
+  assert.deepEqual(entries, [
+    {
+      administrator: adminUuid,
+      administratorEmail: ADMIN_EMAIL,
+      onBehalfOf: user.uuid,
+      onBehalfOfEmail: 'user@example.org',
+      method: 'GET',
+      path: `/server/api/eperson/epersons/${user.uuid}`,
+    },
+  ])
 })

@@ -4,6 +4,7 @@ import { type AuthnContext, UUID_PATTERN } from '../../context.ts'
 import { authnErrors } from '../../errors.ts'
 import type { PublicEpersonRow } from '../epersons/epersons.repository.ts'
 import type { EpersonsService } from '../epersons/epersons.service.ts'
+import type { AuditLog } from '../impersonation/audit-log.ts'
 import type { SessionWithEperson } from '../sessions/sessions.repository.ts'
 import type { TokenService, ValidatedToken } from '../sessions/tokens.service.ts'
 import { clientAddress } from '../special-groups/client-address.ts'
@@ -50,6 +51,7 @@ export function installAuthentication(
     specialGroups: SpecialGroupsService
     trustedProxies: readonly Cidr[]
     loginAs: boolean
+    audit: AuditLog
   },
 ): void {
   function applyToken(context: AuthnContext, validated: ValidatedToken | undefined, kind: 'login' | 'shortLived'): void {
@@ -77,16 +79,16 @@ export function installAuthentication(
     context.eperson = target
     // The impersonated user gets the address's groups, not the administrator's login groups.
     context.specialGroups = context.ipGroups
-    request.log.info(
+    deps.audit.loginAs(
       {
-        audit: 'login-as',
         administrator: real.uuid,
         administratorEmail: real.email,
         onBehalfOf: target.uuid,
+        onBehalfOfEmail: target.email,
         method: request.method,
         path: request.url.split('?')[0],
       },
-      'request made on behalf of another eperson',
+      request,
     )
   }
 
