@@ -145,6 +145,23 @@ describe('hosted payment page in Chromium', { skip: !existsSync(CHROMIUM) && 'no
     await transactionIdAfterRedirect(page)
   })
 
+  it('shows the failure screen when the cardholder rejects the 3-D Secure challenge, and a clear page for a bad link', { timeout: 60_000 }, async (t) => {
+    const { page, base, key } = await start(t)
+    await page.goto(linkOf(base, key, { value: '7.5' }))
+    await fillCard(page)
+    await page.getByRole('button', { name: 'Pay €7.50' }).click()
+    await page.frameLocator('#tds-frame iframe').getByRole('button', { name: 'Reject' }).click()
+    await page.getByRole('heading', { name: 'Payment not completed' }).waitFor()
+    assert.equal(await page.getByTestId('failure').textContent(), 'The payment was not confirmed with your bank (3-D Secure).')
+    await shot(page, '5-tds-rejected')
+
+    const response = await page.goto(`${base}/pos?key=${key}&value=7.5`)
+    assert.equal(response?.status(), 400)
+    await page.getByRole('heading', { name: 'This payment link does not work' }).waitFor()
+    assert.match(String(await page.getByTestId('error').textContent()), /must include test=1/)
+    await shot(page, '5-bad-link')
+  })
+
   it('takes the amount on the amount-entry screen when the link has none (Danish)', { timeout: 60_000 }, async (t) => {
     const { page, base, key, call } = await start(t)
     await page.goto(linkOf(base, key, { locale: 'da' }))
