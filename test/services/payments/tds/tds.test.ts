@@ -148,6 +148,15 @@ describe('3-D Secure in test mode', () => {
     assert.match(page.body, />Godkend</)
   })
 
+  it('hands out frame URLs under PAYMENTS_PUBLIC_URL when set (behind a proxy), and the page allows that origin', async (t) => {
+    const fixture = await clientFixture(t, { env: { PAYMENTS_PUBLIC_URL: 'https://pay.example.com/' } })
+    const body = await paymentBody(fixture.app, fixture.key, { test: {} })
+    const frame = clientJson<{ action: string }>(await pay(fixture.app, body, '/payments/challenges/tds-fingerprint'))
+    assert.equal(frame.action, 'https://pay.example.com/payments/tds/fingerprint')
+    const page = await fixture.app.inject({ method: 'GET', url: `/pos?key=${fixture.key}&test=1&value=1` })
+    assert.match(String(page.headers['content-security-policy']), /frame-src 'self' https:\/\/pay\.example\.com;/)
+  })
+
   it('binds the merchant tds mode: a "full" merchant refuses an attempted authentication', async (t) => {
     const fixture = await clientFixture(t)
     await fixture.db.updateTable('payments_merchants').set({ tds_mode: 'full' }).where('id', '=', fixture.merchant.id).execute()
