@@ -10,7 +10,6 @@ import * as repo from './epersons.repository.ts'
 import type { GroupRow } from './epersons.table.ts'
 
 export const ADMINISTRATOR_GROUP = 'Administrator'
-export const ANONYMOUS_GROUP = 'Anonymous'
 
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/
 const MIN_PASSWORD_LENGTH = 8
