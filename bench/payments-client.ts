@@ -149,7 +149,7 @@ try {
         durationSeconds,
       }),
   )
-  printComparison('  (reference) POST /vault alone (one sealed row written) vs bare Fastify', vault)
+  printComparison('  (reference) POST /vault alone (no database write) vs bare Fastify', vault)
   const health = await compare(
     1,
     () => measure(baseline.url, { connections, durationSeconds }),
