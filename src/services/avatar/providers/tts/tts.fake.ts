@@ -1,6 +1,10 @@
-import { Mp3Encoder } from '@breezystack/lamejs'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { createEncoder } from 'wasm-media-encoders'
 import { type ProviderStatus, SynthesisError, type SynthesisRequest, type SynthesisStream, type TtsProvider } from './tts.port.ts'
 import { ESPEAK_SAMPLE_RATE, wavHeader } from './wav.ts'
+
+const mp3Wasm = readFileSync(createRequire(import.meta.url).resolve('wasm-media-encoders/wasm/mp3'))
 
 export interface FakeTtsOptions {
   /** `before`: fail before any audio (→ 502); `during`: fail after the first chunk. */
@@ -31,8 +35,10 @@ export function createFakeTtsProvider(options: FakeTtsOptions = {}): TtsProvider
         const pcm = new Uint8Array(samples.buffer)
         parts = [wavHeader(ESPEAK_SAMPLE_RATE, pcm.length), pcm]
       } else {
-        const encoder = new Mp3Encoder(1, ESPEAK_SAMPLE_RATE, 64)
-        parts = [encoder.encodeBuffer(samples), encoder.flush()]
+        const encoder = await createEncoder('audio/mpeg', mp3Wasm)
+        encoder.configure({ channels: 1, sampleRate: ESPEAK_SAMPLE_RATE, bitrate: 64 })
+        const floats = Float32Array.from(samples, (sample) => sample / 32768)
+        parts = [encoder.encode([floats]).slice(), encoder.finalize().slice()]
       }
       const fail = options.fail === 'during'
       async function* chunks(): AsyncGenerator<Uint8Array> {
