@@ -79,24 +79,30 @@ const Challenge = Type.Object({
   path: Type.String(),
 })
 
-export const PaymentResponse = Type.Union([
-  Type.Object({ challenges: Type.Array(Challenge) }),
-  Type.Object({ authorizationId: Type.String(), transactionId: Type.String({ description: 'the same id, for older clients' }) }),
-])
+// One object with optional members rather than a union: the serializer of a union has to
+// validate the value against each branch on every response.
+export const PaymentResponse = Type.Object(
+  {
+    challenges: Type.Optional(Type.Array(Challenge)),
+    authorizationId: Type.Optional(Type.String()),
+    transactionId: Type.Optional(Type.String({ description: 'the same id, for older clients' })),
+  },
+  { description: 'Either `challenges` to complete, or the final `authorizationId`' },
+)
 export type PaymentResponse = Static<typeof PaymentResponse>
 
-export const ChallengeResponse = Type.Union([
-  Type.Object({
-    action: Type.String({ description: 'the absolute URL the frame form posts to' }),
-    method: Type.Literal('POST'),
-    fields: Type.Record(Type.String(), Type.String()),
+export const ChallengeResponse = Type.Object(
+  {
+    action: Type.Optional(Type.String({ description: 'the absolute URL the frame form posts to (frame challenges)' })),
+    method: Type.Optional(Type.Literal('POST')),
+    fields: Type.Optional(Type.Record(Type.String(), Type.String())),
     width: Type.Optional(Type.Integer()),
     height: Type.Optional(Type.Integer()),
     timeout: Type.Optional(Type.Integer({ description: 'milliseconds' })),
     hints: Type.Array(Type.String()),
-  }),
-  Type.Object({ hints: Type.Array(Type.String()) }),
-])
+  },
+  { description: 'What completes a challenge: a frame to load (`action`, `fields`), or just new `hints`' },
+)
 export type ChallengeResponse = Static<typeof ChallengeResponse>
 
 export const ChallengeParams = Type.Object({ name: Type.String({ maxLength: 64 }) })
