@@ -36,3 +36,21 @@ test('refresh on one instance is honoured by another: the new token works there,
   a.clock.advance(60_000)
   assert.equal((await statusOf(b.app, old)).body.authenticated, false)
 })
+
+test('a token refreshed on one instance works at once on another that still caches the session', async (t) => {
+  const database = await createTestDatabase(t)
+  const a = await startAuthn(t, { AUTHN_REVOCATION_CACHE: '5s' }, { database })
+  const b = await startAuthn(t, { AUTHN_REVOCATION_CACHE: '5s' }, { database, clock: a.clock })
+  const client = await loggedIn(a.app, ADMIN_EMAIL)
+  const old = client.token
+  assert.equal((await statusOf(b.app, old)).body.authenticated, true)
+  a.clock.advance(1_000)
+  assert.equal((await client.request('POST', 'authn/login')).statusCode, 200)
+  // B's cached row predates the refresh; the new token must still pass there.
+  assert.equal((await statusOf(b.app, client.token)).body.authenticated, true)
+  assert.equal((await statusOf(b.app, client.token)).body.authenticated, true)
+  assert.equal((await statusOf(b.app, old)).body.authenticated, true)
+  // A token that the row has superseded beyond the grace is still refused.
+  a.clock.advance(60_000)
+  assert.equal((await statusOf(b.app, old)).body.authenticated, false)
+})

@@ -111,10 +111,10 @@ export function createTokenService(options: TokenServiceOptions) {
     return claims
   }
 
-  async function loadSession(id: string): Promise<LoadedSession | undefined> {
+  async function loadSession(id: string, fresh = false): Promise<LoadedSession | undefined> {
     const nowMs = clock.now().getTime()
     const cached = cache.get(id)
-    if (cached && nowMs - cached.fetchedAt < options.revocationCacheMs && nowMs >= cached.fetchedAt) return cached.session
+    if (!fresh && cached && nowMs - cached.fetchedAt < options.revocationCacheMs && nowMs >= cached.fetchedAt) return cached.session
     const row = await findSessionWithEperson(database.db, id)
     const session = row && {
       ...row,
@@ -134,6 +134,15 @@ export function createTokenService(options: TokenServiceOptions) {
 
   function evictEperson(epersonUuid: string): void {
     for (const [id, entry] of cache) if (entry.session?.eperson_uuid === epersonUuid) cache.delete(id)
+  }
+
+  /**
+   * A token newer than the cached row (refreshed on another instance a moment ago) is not one the
+   * row knows: the row must be read again rather than the token refused. Only a cache can lag
+   * this way, so a fresh row settles it.
+   */
+  function unknownToRow(session: LoadedSession | undefined, claims: TokenClaims): boolean {
+    return session !== undefined && claims.jti !== session.current_jti && claims.jti !== session.previous_jti && claims.iat >= Number(session.current_iat)
   }
 
   function sessionAccepts(session: LoadedSession | undefined, claims: TokenClaims, now: Date, requireCurrent: boolean): session is LoadedSession {
@@ -194,6 +203,7 @@ export function createTokenService(options: TokenServiceOptions) {
       const entry = cache.get(claims.sid)
       const nowMs = now.getTime()
       if (!entry || nowMs - entry.fetchedAt >= options.revocationCacheMs || nowMs < entry.fetchedAt) return 'unknown'
+      if (unknownToRow(entry.session, claims)) return 'unknown'
       return sessionAccepts(entry.session, claims, now, true) ? { claims, session: entry.session } : undefined
     },
 
@@ -202,7 +212,8 @@ export function createTokenService(options: TokenServiceOptions) {
       const now = clock.now()
       const claims = await verifiedClaims(token, keys.login, undefined, now)
       if (!claims) return undefined
-      const session = await loadSession(claims.sid)
+      let session = await loadSession(claims.sid)
+      if (unknownToRow(session, claims)) session = await loadSession(claims.sid, true)
       return sessionAccepts(session, claims, now, true) ? { claims, session } : undefined
     },
 
