@@ -8,9 +8,9 @@ import { ESPEAK_SAMPLE_RATE, wavHeader } from './wav.ts'
 
 /**
  * Characters per segment. Each segment costs a fresh espeak-ng instance (~0.1 s of CPU to
- * unpack its voice data), and a request buffers at most one segment of audio when its client
- * reads slower than synthesis: 400 characters is at most ~100 s of Mandarin, ~4.4 MB of WAV or
- * ~0.8 MB of MP3. A segment streams out while it is synthesised, so its length does not delay
+ * load its phonemes, voice and dictionary), and a request buffers at most one segment of audio
+ * when its client reads slower than synthesis: 400 characters is at most ~100 s of Mandarin,
+ * ~4.4 MB of WAV or ~0.8 MB of MP3. A segment streams out while it is synthesised, so its length does not delay
  * the first byte.
  */
 const SEGMENT_CHARS = 400
