@@ -58,3 +58,10 @@ test('?authentication-token= authenticates GETs only; a login token there is ano
   const stillEnabled = await admin.request('GET', `eperson/epersons/${alice.uuid}`)
   assert.equal(stillEnabled.json().canLogIn, true)
 })
+
+test('the request log never shows a short-lived token: the query value is redacted', async () => {
+  const { redactUrl } = await import('../../../../src/core/http/logger.ts')
+  const logged = redactUrl('/server/api/core/bitstreams/x/content?authentication-token=eyJhbGciOiJIUzI1NiJ9.e30.sig&download=1')
+  assert.doesNotMatch(logged, /eyJ/)
+  assert.match(logged, /authentication-token=%5Bredacted%5D|authentication-token=\[redacted\]/)
+})
