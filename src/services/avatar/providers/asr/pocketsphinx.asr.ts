@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { accessSync, constants, existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { delimiter, isAbsolute, join } from 'node:path'
 import { type AsrProvider, type TranscriptionRequest, TranscriptionError } from './asr.port.ts'
 import { decodeToMono } from './decode.ts'
@@ -51,6 +51,18 @@ function run(file: string, args: string[], timeoutMs: number, signal?: AbortSign
  */
 export function createPocketsphinxProvider(options: PocketsphinxOptions): AsrProvider {
   const binary = findExecutable(options.command) ?? options.command
+  // Each run is a process that loads a 37 MB model and uses a core: at most one per core at a
+  // time, the rest wait their turn instead of thrashing the machine.
+  const slots = { free: availableParallelism(), waiting: [] as Array<() => void> }
+  const acquire = async () => {
+    if (slots.free > 0) slots.free--
+    else await new Promise<void>((resolve) => slots.waiting.push(resolve))
+  }
+  const release = () => {
+    const next = slots.waiting.shift()
+    if (next) next()
+    else slots.free++
+  }
 
   const toRecognizerWav = async (request: TranscriptionRequest, dir: string): Promise<{ path: string; duration: number }> => {
     const target = join(dir, 'in16k.wav')
@@ -100,6 +112,7 @@ export function createPocketsphinxProvider(options: PocketsphinxOptions): AsrPro
       try {
         const { path, duration } = await toRecognizerWav(request, dir)
         let stdout: string
+        await acquire()
         try {
           stdout = await run(
             binary,
@@ -120,6 +133,8 @@ export function createPocketsphinxProvider(options: PocketsphinxOptions): AsrPro
           )
         } catch (error) {
           throw new TranscriptionError('provider_failed', 'the local recognizer failed', { cause: error })
+        } finally {
+          release()
         }
         // One line per utterance it found.
         const text = stdout
