@@ -106,6 +106,21 @@ describe(`storage on ${testDialect}`, () => {
     assert.ok(isForeignKeyViolation(orphan))
   })
 
+  it('reads rows as plain objects keyed by column, with repeated names and empty results', async (t) => {
+    const database = await createTestDatabase(t)
+    await migrateToLatest(database.db, 'sample', sampleMigrations)
+    const db = database.db as AnyDb
+    await db.insertInto('accounts').values({ id: 'a', email: 'a@example.org', balance: 5 }).execute()
+    const row = await db.selectFrom('accounts').select(['id', 'email', 'balance', 'email as id']).executeTakeFirstOrThrow()
+    assert.deepEqual(row, { id: 'a@example.org', email: 'a@example.org', balance: 5 })
+    assert.equal(Object.getPrototypeOf(row), Object.prototype)
+    assert.deepEqual(await db.selectFrom('accounts').selectAll().where('id', '=', 'none').execute(), [])
+    if (testDialect !== 'sqlite') return // streaming needs a cursor module on PostgreSQL
+    const streamed = []
+    for await (const item of db.selectFrom('accounts').select(['id', 'balance']).stream()) streamed.push(item)
+    assert.deepEqual(streamed, [{ id: 'a', balance: 5 }])
+  })
+
   it('rolls a transaction back entirely when its work throws', async (t) => {
     const database = await createTestDatabase(t)
     await migrateToLatest(database.db, 'sample', sampleMigrations)
