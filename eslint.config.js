@@ -1,6 +1,7 @@
 // Lint rules: ESLint's and typescript-eslint's recommended sets, plus the house rules of
 // STYLE.md (no `any`, no non-null `!`, `import type` for types). Formatting is not linted.
 import js from '@eslint/js'
+import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
@@ -11,26 +12,7 @@ export default tseslint.config(
     languageOptions: {
       ecmaVersion: 'latest',
       sourceType: 'module',
-      globals: {
-        process: 'readonly',
-        console: 'readonly',
-        Buffer: 'readonly',
-        URL: 'readonly',
-        URLSearchParams: 'readonly',
-        setTimeout: 'readonly',
-        clearTimeout: 'readonly',
-        setInterval: 'readonly',
-        clearInterval: 'readonly',
-        setImmediate: 'readonly',
-        fetch: 'readonly',
-        AbortController: 'readonly',
-        AbortSignal: 'readonly',
-        TextEncoder: 'readonly',
-        TextDecoder: 'readonly',
-        performance: 'readonly',
-        structuredClone: 'readonly',
-        queueMicrotask: 'readonly',
-      },
+      globals: globals.node,
     },
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
@@ -42,9 +24,11 @@ export default tseslint.config(
   },
   {
     // Scripts served to browsers (the avatar and payment pages) run in a browser, not Node.
-    files: ['src/**/public/**/*.js', 'src/**/assets/**/*.js', 'src/**/static/**/*.js'],
-    languageOptions: {
-      globals: { window: 'readonly', document: 'readonly', navigator: 'readonly', location: 'readonly', localStorage: 'readonly', HTMLElement: 'readonly', Audio: 'readonly', AudioContext: 'readonly', MediaRecorder: 'readonly', FormData: 'readonly', Blob: 'readonly', requestAnimationFrame: 'readonly', cancelAnimationFrame: 'readonly', EventSource: 'readonly', alert: 'readonly' },
-    },
+    files: ['src/**/assets/**/*.js', 'src/**/public/**/*.js', 'src/**/static/**/*.js'],
+    languageOptions: { globals: globals.browser },
+  },
+  {
+    files: ['src/**/*worklet*.js'],
+    languageOptions: { globals: { ...globals.browser, ...globals.audioWorklet } },
   },
 )

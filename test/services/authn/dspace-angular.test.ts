@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ADMIN_EMAIL, PASSWORD, startAuthn } from './helpers.ts'
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field in assertions.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are read field by field in assertions.
 type Json = any
 
 const UI_ORIGIN = 'https://ui.example.org'

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 
 // Frozen: never edit once shipped; add a new migration instead.
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations are typed against no app schema.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are typed against no app schema.
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('authn_settings')
@@ -80,7 +80,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute()
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations are typed against no app schema.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are typed against no app schema.
 export async function down(db: Kysely<any>): Promise<void> {
   for (const table of [
     'authn_handoffs',

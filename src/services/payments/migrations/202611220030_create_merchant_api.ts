@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely'
 // booleans 0/1, JSON as text. Ids are 24-hex time-ordered strings, so ordering by id is
 // ordering by creation time (the pagination cursor).
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations are typed against no app schema.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are typed against no app schema.
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('payments_apps')
@@ -197,7 +197,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('payments_idempotency_created').on('payments_idempotency').column('created').execute()
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations are typed against no app schema.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are typed against no app schema.
 export async function down(db: Kysely<any>): Promise<void> {
   for (const table of [
     'payments_idempotency',

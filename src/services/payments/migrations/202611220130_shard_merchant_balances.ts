@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely'
 // to 16 shard rows per merchant (a capture adds to the shard of its transaction, so captures of
 // different transactions rarely wait on each other); the balance is their sum.
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations are typed against no app schema.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are typed against no app schema.
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('payments_balance_shards')
@@ -27,7 +27,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('payments_merchants').dropColumn('balance').execute()
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations are typed against no app schema.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are typed against no app schema.
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema
     .alterTable('payments_merchants')

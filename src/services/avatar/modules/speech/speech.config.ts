@@ -13,7 +13,7 @@ export const speechEnvSchema = {
   AVATAR_TTS_EDGE_TIMEOUT: Env.duration('5s'),
 }
 
-const speechEnvObject = Type.Object(speechEnvSchema)
+export const speechEnvObject = Type.Object(speechEnvSchema)
 type SpeechEnv = Static<typeof speechEnvObject>
 
 export function buildSpeechConfig(env: SpeechEnv) {

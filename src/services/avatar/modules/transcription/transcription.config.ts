@@ -10,7 +10,7 @@ export const transcriptionEnvSchema = {
   AVATAR_ASR_POCKETSPHINX_MODEL: Env.string('the directory of the pocketsphinx en-us model', { default: '/usr/share/pocketsphinx/model/en-us' }),
 }
 
-const transcriptionEnvObject = Type.Object(transcriptionEnvSchema)
+export const transcriptionEnvObject = Type.Object(transcriptionEnvSchema)
 type TranscriptionEnv = Static<typeof transcriptionEnvObject> & { AVATAR_ASR_API_KEY?: string; AVATAR_ASR_BASE_URL?: string; AVATAR_ASR_MODEL: string }
 
 export function buildTranscriptionConfig(env: TranscriptionEnv) {

@@ -33,7 +33,7 @@ export function loadFxTable(path: string | URL = SHIPPED_FX_RATES): FxTable {
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'))
   } catch (error) {
-    throw new Error(`PAYMENTS_FX_RATES: cannot read ${String(path)} as JSON (${error instanceof Error ? error.message : String(error)})`)
+    throw new Error(`PAYMENTS_FX_RATES: cannot read ${String(path)} as JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error })
   }
   const table = raw as { base?: unknown; date?: unknown; rates?: unknown }
   if (typeof table.base !== 'string' || typeof table.rates !== 'object' || table.rates === null) {

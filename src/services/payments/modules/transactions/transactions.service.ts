@@ -281,7 +281,7 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
         throw fieldErrors([{ field: 'transactionId', message: 'is required (or authorizationId, or the deprecated cardId)' }])
       }
       let card: NewTransaction['card']
-      let source: string | null = null
+      let source: string | null
       if (sourceId !== undefined) {
         const base = await repo.findTransaction(db, sourceId)
         if (!base || base.merchant_id !== merchantId) throw fieldError('transactionId', 'no such transaction on this merchant')
