@@ -11,6 +11,12 @@ export interface AuthnContext {
   /** How the token was presented. */
   tokenKind?: 'login' | 'shortLived'
   claims?: TokenClaims
+  /**
+   * The cached session row the request was authenticated with (none while acting on behalf of
+   * someone): a new object whenever the row is read again, so what is rendered from it may be
+   * reused for exactly as long as the row itself is.
+   */
+  sessionSnapshot?: object
   method?: string
   /** Special groups of this request: the token's `sg` plus the groups of the client address. */
   specialGroups: string[]

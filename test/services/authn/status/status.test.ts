@@ -81,3 +81,21 @@ test('errors use DSpace body for unknown paths too, with no stack trace', async 
   assert.deepEqual(Object.keys(response.json()).sort(), ['error', 'message', 'path', 'status', 'timestamp'])
   assert.doesNotMatch(response.body, /at .*\.ts:\d+/)
 })
+
+test('repeated status calls with one token render each URL variant correctly (the rendering is reused per session)', async (t) => {
+  const test_ = await startAuthn(t)
+  await addEperson(test_, 'alice@example.org')
+  const admin = await loggedIn(test_.app, ADMIN_EMAIL)
+  const alice = await loggedIn(test_.app, 'alice@example.org')
+  for (let i = 0; i < 3; i++) {
+    assert.equal((await admin.request('GET', 'authn/status')).json()._embedded.eperson.email, ADMIN_EMAIL)
+    assert.equal((await alice.request('GET', 'authn/status')).json()._embedded.eperson.email, 'alice@example.org')
+    assert.deepEqual(Object.keys((await alice.request('GET', 'authn/status?embed=specialGroups')).json()._embedded), ['specialGroups'])
+    const short = (await statusOf(test_.app, alice.token)).body as unknown as { _links: { self: { href: string } } }
+    assert.equal(short._links.self.href, 'http://localhost:80/api/authn/status')
+    assert.equal((await alice.request('GET', 'authn/status')).json()._links.self.href, 'http://localhost:80/server/api/authn/status')
+  }
+  // After a logout the same token is anonymous, not a cached rendering.
+  await alice.request('POST', 'authn/logout')
+  assert.equal((await statusOf(test_.app, alice.token)).body.authenticated, false)
+})

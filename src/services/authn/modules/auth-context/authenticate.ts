@@ -59,6 +59,7 @@ export function installAuthentication(
     context.eperson = epersonOf(validated.session)
     context.tokenKind = kind
     context.claims = validated.claims
+    context.sessionSnapshot = validated.session
     context.method = validated.claims.authenticationMethod
     context.specialGroups = context.ipGroups.length > 0 ? [...new Set([...validated.claims.sg, ...context.ipGroups])] : validated.claims.sg
   }
@@ -77,6 +78,7 @@ export function installAuthentication(
     }
     context.realEperson = real
     context.eperson = target
+    context.sessionSnapshot = undefined
     // The impersonated user gets the address's groups, not the administrator's login groups.
     context.specialGroups = context.ipGroups
     deps.audit.loginAs(

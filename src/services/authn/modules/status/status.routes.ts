@@ -51,6 +51,8 @@ const PageQuery = Type.Object({
 })
 
 const PROJECTIONS = new Set(['full', 'default'])
+// Distinct renderings kept per session snapshot (URL variants: prefix, host, query string).
+const RENDERINGS_PER_SESSION = 8
 const DEFAULT_PAGE_SIZE = 20
 
 export function statusRoutes(deps: { specialGroups: SpecialGroupsService; challenge: Challenge }) {
@@ -67,6 +69,11 @@ export function statusRoutes(deps: { specialGroups: SpecialGroupsService; challe
       size,
     )
   }
+
+  // A client polls its status with the same token again and again: the body is rendered once per
+  // session snapshot (see AuthnContext.sessionSnapshot), so it is never staler than the session
+  // data the request was authenticated with.
+  const rendered = new WeakMap<object, Map<string, string>>()
 
   return async (scope: FastifyInstance) => {
     scope.get(
@@ -102,26 +109,41 @@ export function statusRoutes(deps: { specialGroups: SpecialGroupsService; challe
         if (projection !== undefined && !PROJECTIONS.has(projection)) throw authnErrors.badRequest(`The projection provided is not supported: ${projection}`)
         const wanted = embed === undefined ? undefined : new Set((Array.isArray(embed) ? embed : [embed]).map((item) => item.split('/')[0]))
         const context = request.authnContext
+        const snapshot = context.sessionSnapshot
+        const renderKey = snapshot && `${request.protocol}|${request.host}|${request.url}|${context.specialGroups.join(',')}`
+        const cached = snapshot && renderKey ? rendered.get(snapshot)?.get(renderKey) : undefined
+        if (cached !== undefined) return reply.type(HAL_CONTENT_TYPE).send(cached)
         const base = apiBase(request)
         const eperson = context.eperson
         const embedded: { eperson?: ReturnType<typeof toEpersonResponse> | null; specialGroups?: Awaited<ReturnType<typeof specialGroupsPage>> } = {}
         if (!wanted || wanted.has('eperson')) embedded.eperson = eperson ? toEpersonResponse(base, eperson) : null
         if (!wanted || wanted.has('specialGroups')) embedded.specialGroups = await specialGroupsPage(request)
         if (!eperson) reply.header('www-authenticate', challenge(request))
-        return reply.type(HAL_CONTENT_TYPE).send({
-          id: null,
-          okay: true,
-          authenticated: eperson !== undefined,
-          authenticationMethod: eperson ? (context.method ?? null) : null,
-          type: 'status' as const,
-          _links: {
-            // DSpace links a logged-in user's record directly (DSpace#8274 keeps the quirk for anonymous).
-            eperson: { href: eperson ? `${base}/eperson/epersons/${eperson.uuid}` : `${base}/authn/status/eperson` },
-            specialGroups: { href: `${base}/authn/status/specialGroups` },
-            self: { href: `${base}/authn/status` },
-          },
-          ...(Object.keys(embedded).length > 0 ? { _embedded: embedded } : {}),
-        })
+        const body = String(
+          reply.serialize({
+            id: null,
+            okay: true,
+            authenticated: eperson !== undefined,
+            authenticationMethod: eperson ? (context.method ?? null) : null,
+            type: 'status' as const,
+            _links: {
+              // DSpace links a logged-in user's record directly (DSpace#8274 keeps the quirk for anonymous).
+              eperson: { href: eperson ? `${base}/eperson/epersons/${eperson.uuid}` : `${base}/authn/status/eperson` },
+              specialGroups: { href: `${base}/authn/status/specialGroups` },
+              self: { href: `${base}/authn/status` },
+            },
+            ...(Object.keys(embedded).length > 0 ? { _embedded: embedded } : {}),
+          }),
+        )
+        if (snapshot && renderKey) {
+          let renderings = rendered.get(snapshot)
+          if (!renderings || renderings.size >= RENDERINGS_PER_SESSION) {
+            renderings = new Map()
+            rendered.set(snapshot, renderings)
+          }
+          renderings.set(renderKey, body)
+        }
+        return reply.type(HAL_CONTENT_TYPE).send(body)
       },
     )
 
