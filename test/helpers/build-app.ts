@@ -30,8 +30,15 @@ export async function createTestDatabase(t: Cleanup): Promise<Database> {
   const schema = `test_${randomBytes(6).toString('hex')}`
   const database = await createDb(testDatabaseUrl, { schema, poolSize: 5 })
   t.after(async () => {
-    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(database.db)
-    await database.destroy()
+    // A test may have closed the database on purpose (to see the app without it): drop the
+    // schema over a connection of our own.
+    const cleaner = await createDb(testDatabaseUrl, { poolSize: 1 })
+    try {
+      await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(cleaner.db)
+    } finally {
+      await cleaner.destroy()
+      await database.destroy().catch(() => {})
+    }
   })
   return database
 }
