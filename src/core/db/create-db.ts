@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import pg from 'pg'
-import { createSqliteDialect } from './node-sqlite-dialect.ts'
+import { createSqliteDialect, registerSqliteDirect } from './node-sqlite-dialect.ts'
 
 export type DialectName = 'sqlite' | 'postgres'
 
@@ -51,7 +51,9 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
   if (dialect === 'sqlite') {
     const path = url.slice('sqlite:'.length)
     if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true })
-    const db = new Kysely({ dialect: createSqliteDialect(path) })
+    const sqliteDialect = createSqliteDialect(path)
+    const db = new Kysely({ dialect: sqliteDialect })
+    registerSqliteDirect(db, sqliteDialect)
     return { db, dialect, destroy: () => db.destroy() }
   }
   const pool = new pg.Pool({

@@ -42,6 +42,10 @@ class NodeSqliteDatabase {
     }
   }
 
+  get inTransaction(): boolean {
+    return this.#db.isTransaction
+  }
+
   close() {
     this.#statements.clear()
     if (this.#db.isOpen) this.#db.close()
@@ -82,13 +86,51 @@ class ImmediateSqliteDriver extends SqliteDriver {
 
 class NodeSqliteDialect extends SqliteDialect {
   #config: ConstructorParameters<typeof SqliteDialect>[0]
-  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
+  readonly database: NodeSqliteDatabase
+  constructor(database: NodeSqliteDatabase) {
+    const config = { database: database as never }
     super(config)
     this.#config = config
+    this.database = database
   }
   override createDriver() {
     return new ImmediateSqliteDriver(this.#config)
   }
+}
+
+/**
+ * A statement run straight on the SQLite connection, past Kysely's executor and its connection
+ * mutex: the same statement cache, parameter conversion and row objects as Kysely's queries.
+ * Only safe when the caller owns the connection: inside its own Kysely transaction, or, outside
+ * one, when `inTransaction` is false (no transaction is open; a statement run synchronously
+ * then cannot land inside someone else's). Anything else must go through Kysely and wait.
+ */
+export interface SqliteDirect {
+  readonly inTransaction: boolean
+  execute(sql: string, parameters: readonly unknown[]): { rows: unknown[]; numAffectedRows?: bigint }
+}
+
+const directs = new WeakMap<object, SqliteDirect>()
+
+/** The direct access of a Kysely instance made by `createDb` on SQLite (undefined otherwise, and for its transactions). */
+export function sqliteDirect(db: object): SqliteDirect | undefined {
+  return directs.get(db)
+}
+
+/** Records `database` as the direct access of `db` (createDb). */
+export function registerSqliteDirect(db: object, dialect: SqliteDialect): void {
+  const database = (dialect as NodeSqliteDialect).database
+  directs.set(db, {
+    get inTransaction() {
+      return database.inTransaction
+    },
+    execute(sql, parameters) {
+      const statement = database.prepare(sql)
+      if (statement.reader) return { rows: statement.all(parameters) }
+      const result = statement.run(parameters)
+      return { rows: [], numAffectedRows: BigInt(result.changes) }
+    },
+  })
 }
 
 export function createSqliteDialect(path: string): SqliteDialect {
@@ -99,5 +141,5 @@ export function createSqliteDialect(path: string): SqliteDialect {
     db.exec('PRAGMA synchronous = NORMAL')
   }
   db.exec('PRAGMA foreign_keys = ON')
-  return new NodeSqliteDialect({ database: new NodeSqliteDatabase(db) as never })
+  return new NodeSqliteDialect(new NodeSqliteDatabase(db))
 }

@@ -1,6 +1,31 @@
 import { type Compilable, CompiledQuery } from 'kysely'
 import type { DialectName } from '../../core/db/create-db.ts'
+import { type SqliteDirect, sqliteDirect } from '../../core/db/node-sqlite-dialect.ts'
 import type { PaymentsDb } from './tables.ts'
+
+/** Kysely transactions opened by `ownSqliteTransaction`: they hold the SQLite connection. */
+const owned = new WeakMap<object, SqliteDirect>()
+
+/**
+ * Inside `withTransaction` on SQLite: lets the prepared statements of this transaction run
+ * straight on the connection it holds (Kysely's executor costs as much as a small statement).
+ */
+export function ownSqliteTransaction(root: PaymentsDb, trx: PaymentsDb): void {
+  const direct = sqliteDirect(root)
+  if (direct) owned.set(trx, direct)
+}
+
+/**
+ * The direct SQLite access `db` may use now: its own transaction's, or the root database's
+ * when no transaction is open on the connection (a statement run synchronously then cannot
+ * land inside another request's transaction); else undefined, and the query waits in Kysely.
+ */
+function directFor(db: PaymentsDb): SqliteDirect | undefined {
+  const own = owned.get(db)
+  if (own) return own
+  const root = sqliteDirect(db)
+  return root && !root.inTransaction ? root : undefined
+}
 
 const PARAMETER = '\u0000param:'
 
@@ -26,11 +51,9 @@ export function prepared<K extends string, R>(build: (db: PaymentsDb, parameters
       entry = { sql: compiled.sql, order }
       cache.set(dialect, entry)
     }
-    return db.executeQuery<R>(
-      CompiledQuery.raw(
-        entry.sql,
-        entry.order.map((name) => values[name]),
-      ) as CompiledQuery<R>,
-    )
+    const parameters = entry.order.map((name) => values[name])
+    const direct = dialect === 'sqlite' ? directFor(db) : undefined
+    if (direct) return direct.execute(entry.sql, parameters) as { rows: R[]; numAffectedRows?: bigint }
+    return db.executeQuery<R>(CompiledQuery.raw(entry.sql, parameters) as CompiledQuery<R>)
   }
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { sql } from 'kysely'
 import { createDb } from '../../../src/core/db/create-db.ts'
+import { withTransaction } from '../../../src/core/db/transaction.ts'
 import { isAppError } from '../../../src/core/errors/app-error.ts'
 import { inTransaction } from '../../../src/services/payments/modules/transactions/transactions.service.ts'
 import { testDatabaseUrl, testDialect } from '../../helpers/build-app.ts'
@@ -61,6 +62,31 @@ test("GET /transactions/{id}: the whole transaction; 404 unknown, 403 another me
     assert.equal(denied.statusCode, 403, kind)
     assert.equal((await fixture.call('POST', `/transactions/nope/${kind}`, { amount: 1 })).statusCode, 404)
   }
+})
+
+test("reads and captures never see another database transaction's uncommitted writes", async (t) => {
+  // On SQLite the hot paths run their statements straight on the one connection, past Kysely's
+  // mutex, only when no transaction is open on it; otherwise they must wait for it to end.
+  const fixture = await merchantFixture(t)
+  const id = await authorize(fixture, fixture.merchant.id, { amount: 1000 })
+  let answers: Promise<[{ statusCode: number; json(): { transaction: Transaction } }, { statusCode: number; json(): { transaction: Transaction } }]> | undefined
+  await assert.rejects(
+    withTransaction({ db: fixture.db, dialect: fixture.database.dialect }, async (trx) => {
+      await trx.updateTable('payments_transactions').set({ captured_amount: 700 }).where('id', '=', id).execute()
+      answers = Promise.all([fixture.call('GET', `/transactions/${id}`), fixture.call('POST', `/transactions/${id}/captures`, { amount: 400 })])
+      // Long enough for both requests to reach the database while this transaction is open.
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      throw new Error('rolled back')
+    }),
+    /rolled back/,
+  )
+  assert.ok(answers)
+  const [read, capture] = await answers
+  assert.equal(read.statusCode, 200)
+  assert.equal(read.json().transaction.capturedAmount, 0)
+  assert.equal(capture.statusCode, 201)
+  assert.equal(capture.json().transaction.capturedAmount, 400)
+  assert.equal(capture.json().transaction.trail.length, 1)
 })
 
 test('the amount rules, step by step (pending = amount − captured − voided; refunds leave captured alone)', async (t) => {
