@@ -255,7 +255,10 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
     requireTransaction,
 
     async get(appId: string, transactionId: string): Promise<TransactionDto> {
-      return load(db, await requireTransaction(appId, transactionId))
+      const found = await repo.findTransactionWithTrailForApp(db, dialect, transactionId, appId)
+      if (!found) throw notFound('Transaction')
+      if (!found.member) throw forbidden("This app is not a member of the transaction's merchant")
+      return toTransaction(found.row, found.trail)
     },
 
     async listOfMerchant(appId: string, merchantId: string, page: PageRequest, filter: repo.TransactionFilter = {}): Promise<TransactionDto[]> {
