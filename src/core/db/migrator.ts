@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { type Kysely, type Migration, type MigrationResultSet, Migrator, PostgresAdapter, sql } from 'kysely'
 
 export type MigrationSet = Record<string, Migration>
@@ -24,10 +25,11 @@ export async function migrateToLatest(db: Kysely<any>, service: string, migratio
     migrationLockTableName: `${service}_migrations_lock`,
   })
   let result = await migrator.migrateToLatest()
-  // Kysely's existence checks read the catalogue of every schema; a schema dropped meanwhile by
-  // someone else (tests drop theirs when done) fails that read with invalid_schema_name before
-  // any migration ran, so running again is safe.
-  for (let attempt = 1; attempt < 5 && result.error && result.results === undefined && isSchemaGone(result.error); attempt++) {
+  // Kysely's existence checks read the catalogue of every schema; a schema or table dropped
+  // meanwhile by someone else (tests drop theirs when done) fails that read (invalid schema,
+  // undefined table or column) before any migration ran, so running again is safe.
+  for (let attempt = 1; attempt < 5 && result.error && result.results === undefined && isCatalogueRace(result.error); attempt++) {
+    await sleep(20 * attempt)
     result = await migrator.migrateToLatest()
   }
   if (result.error) {
@@ -38,6 +40,8 @@ export async function migrateToLatest(db: Kysely<any>, service: string, migratio
   return result
 }
 
-function isSchemaGone(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '3F000'
+const CATALOGUE_RACE_CODES = new Set(['3F000', '42P01', '42703', 'XX000'])
+
+function isCatalogueRace(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && CATALOGUE_RACE_CODES.has(String((error as { code?: unknown }).code))
 }
