@@ -10,11 +10,11 @@ import { buildServer } from './core/http/build-server.ts'
 import { healthRoutes } from './core/http/health.ts'
 import { createIdGenerator, type IdGenerator } from './core/ids.ts'
 import type { ServiceBase } from './core/service.ts'
-import { services } from './services/index.ts'
+import { type Services, serviceLoaders } from './services/index.ts'
 
 const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string; description: string }
 
-type ExtraDeps<N extends ServiceName> = Parameters<(typeof services)[N]['plugin']>[0] extends infer D ? Omit<D, keyof ServiceBase | 'config'> : never
+type ExtraDeps<N extends ServiceName> = Parameters<Services[N]['plugin']>[0] extends infer D ? Omit<D, keyof ServiceBase | 'config'> : never
 
 export interface AppDeps {
   /** An open database; when given, the app does not close it. Otherwise DATABASE_URL is opened. */
@@ -30,7 +30,7 @@ export interface AppDeps {
 
 /** Runs the migrations of the given services, each with its own history table. */
 export async function migrateServices(database: Database, names: readonly ServiceName[]): Promise<void> {
-  for (const name of names) await migrateToLatest(database.db, name, services[name].migrations)
+  for (const name of names) await migrateToLatest(database.db, name, (await serviceLoaders[name]()).migrations)
 }
 
 /**
@@ -65,7 +65,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   })
   await app.register(healthRoutes, { database })
   for (const name of config.core.services) {
-    const service = services[name]
+    const service = await serviceLoaders[name]()
     const extra = deps.services?.[name] ?? {}
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each service's own config section and extras match its definition.
     const plugin = (service.plugin as (deps: any) => Parameters<FastifyInstance['register']>[0])({ ...base, ...extra, config: config[name] })

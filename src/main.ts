@@ -7,7 +7,7 @@ import { listenUntilSignalled } from './core/http/graceful.ts'
 import { createIdGenerator } from './core/ids.ts'
 import { systemClock } from './core/clock.ts'
 import type { ServiceBase, ServiceDefinition } from './core/service.ts'
-import { services } from './services/index.ts'
+import { serviceCommandSummaries, serviceLoaders } from './services/index.ts'
 
 const onlyOption = { only: { type: 'string', short: 'o' } } as const
 
@@ -69,10 +69,20 @@ function migrateCommand(getConfig: () => Config): Command {
   }
 }
 
-function serviceCommands(getConfig: () => Config): CommandGroup[] {
+/**
+ * The `triad <service> …` groups. Only the service named on the command line is loaded; the
+ * others appear in `triad --help` by their summaries alone.
+ */
+async function serviceCommands(getConfig: () => Config, argv: string[]): Promise<CommandGroup[]> {
   const groups: CommandGroup[] = []
   for (const name of SERVICE_NAMES) {
-    const service = services[name] as ServiceDefinition<Config[typeof name]>
+    const summary = serviceCommandSummaries[name]
+    if (!summary) continue
+    if (argv[0] !== name) {
+      groups.push({ name, summary, commands: [] })
+      continue
+    }
+    const service = (await serviceLoaders[name]()) as ServiceDefinition<Config[typeof name]>
     if (!service.commands) continue
     groups.push(
       service.commands({
@@ -93,11 +103,11 @@ function serviceCommands(getConfig: () => Config): CommandGroup[] {
   return groups
 }
 
-export function buildCli(getConfig: () => Config): CommandGroup {
+export async function buildCli(getConfig: () => Config, argv: string[]): Promise<CommandGroup> {
   return {
     name: 'triad',
     summary: 'Triad serves three HTTP APIs: authn (repository authentication), avatar (conversational engine) and payments.',
-    commands: [serveCommand(getConfig), migrateCommand(getConfig), ...serviceCommands(getConfig)],
+    commands: [serveCommand(getConfig), migrateCommand(getConfig), ...(await serviceCommands(getConfig, argv))],
   }
 }
 
@@ -114,7 +124,7 @@ export async function main(argv: string[], output: CliOutput = stdio, env?: Reco
     return config
   }
   try {
-    return await runCommand(buildCli(getConfig), argv, output)
+    return await runCommand(await buildCli(getConfig, argv), argv, output)
   } catch (error) {
     if (error instanceof ConfigError) {
       output.err(`triad: ${error.message}`)
