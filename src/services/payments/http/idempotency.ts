@@ -31,7 +31,7 @@ export function installIdempotency(app: FastifyInstance, deps: { db: PaymentsDb;
     return reply.send(row.body ?? undefined)
   }
 
-  app.addHook('preHandler', async (request, reply) => {
+  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'POST') return
     if ((request.routeOptions.config as { public?: boolean } | undefined)?.public) return
     const header = request.headers['idempotency-key']
@@ -75,9 +75,9 @@ export function installIdempotency(app: FastifyInstance, deps: { db: PaymentsDb;
       return replay(reply, existing)
     }
     throw conflict('This Idempotency-Key is being reused concurrently')
-  })
+  }
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const entry = tracked.get(request)
     if (!entry) return payload
     tracked.delete(request)
@@ -92,5 +92,19 @@ export function installIdempotency(app: FastifyInstance, deps: { db: PaymentsDb;
       .set({ status, content_type: typeof contentType === 'string' ? contentType : null, body: typeof payload === 'string' ? payload : null })
       .execute()
     return payload
+  }
+
+  // Only POST routes get the two hooks: on every other route (GET /transactions/{id} above
+  // all) they would be two more asynchronous steps per request that do nothing.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    if (!methods.includes('POST')) return
+    // First, as the scope-wide hooks they were: before any hook of the route itself.
+    route.preHandler = [preHandler, ...asArray(route.preHandler)]
+    route.onSend = [onSend, ...asArray(route.onSend)]
   })
+}
+
+function asArray<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value]
 }
