@@ -5,10 +5,12 @@
 //  2. The same captures on PostgreSQL (figure only), when BENCH_PG_URL (or the default local
 //     server) answers.
 //  3. GET /transactions/{id} against the bare Fastify baseline: target ≥ 0.5.
+// Besides req/s, each figure comes with the server's CPU µs per request (from /proc; the raw
+// loop's from process.cpuUsage), which the other load on a shared machine disturbs far less.
 // Usage: node bench/payments.ts [--rounds 3 --duration 5 --pg postgres://127.0.0.1:5432/test]
 import autocannon from 'autocannon'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
@@ -37,6 +39,46 @@ const durationSeconds = Number(values.duration)
 const connections = Number(values.connections)
 const transactionCount = Number(values.transactions)
 const ids = createIdGenerator(systemClock)
+
+/** The pid of our child process listening on `port` (its socket's inode in /proc/net/tcp, then /proc/<pid>/fd). */
+function pidListeningOn(port: number): number {
+  const portHex = port.toString(16).toUpperCase().padStart(4, '0')
+  const inodes = new Set<string>()
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/)
+      if (fields[1]?.endsWith(`:${portHex}`) && fields[3] === '0A' && fields[9]) inodes.add(fields[9])
+    }
+  }
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      for (const fd of readdirSync(`/proc/${entry}/fd`)) if (inodes.has(readlinkSync(`/proc/${entry}/fd/${fd}`).slice('socket:['.length, -1))) return Number(entry)
+    } catch {}
+  }
+  throw new Error(`no process of ours listens on port ${port}`)
+}
+
+/**
+ * CPU time (user + system, all threads) a server process has used so far, in µs. CPU per
+ * request is far less disturbed by the other load on a shared machine than requests per second.
+ */
+function cpuClock(url: string): () => number {
+  const pid = pidListeningOn(Number(new URL(url).port))
+  return () => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+    return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100
+  }
+}
+
+/** A measurement plus the server's CPU µs per request during it. */
+async function withCpu<T extends { requestsPerSecond: number }>(cpu: () => number, run: () => Promise<T>): Promise<T & { cpuPerRequest: number }> {
+  const before = cpu()
+  const result = await run()
+  return { ...result, cpuPerRequest: (cpu() - before) / Math.max(result.requestsPerSecond * durationSeconds, 1) }
+}
+
+const median = (items: number[]) => [...items].sort((a, b) => a - b)[Math.floor(items.length / 2)]
 const basic = (key: string) => `Basic ${Buffer.from(`:${key}`).toString('base64')}`
 
 /** Creates an app and a test EUR merchant over HTTP, then seeds authorizations through the service layer. */
@@ -76,7 +118,7 @@ async function seed(url: string, db: Kysely<PaymentsTables>, count: number): Pro
 }
 
 /** More authorizations on the merchant of an existing transaction. */
-async function seedMore(db: Kysely<PaymentsTables>, existingId: string, count: number): Promise<{ transactionIds: string[] }> {
+async function seedMore(db: Kysely<PaymentsTables>, existingId: string, count: number, amount = 10_000): Promise<{ transactionIds: string[] }> {
   const { merchant_id } = await db.selectFrom('payments_transactions').select('merchant_id').where('id', '=', existingId).executeTakeFirstOrThrow()
   const transactionIds: string[] = []
   for (let index = 0; index < count; index++) {
@@ -84,7 +126,7 @@ async function seedMore(db: Kysely<PaymentsTables>, existingId: string, count: n
       { db, ids, clock: systemClock },
       {
         merchant: { id: merchant_id, test: 1, descriptor: 'BENCH' },
-        amount: 10_000,
+        amount,
         currency: 'EUR',
         card: { ref: null, bin: '410000', last4: '0000', expiry: cardExpiry(2030, 8), scheme: 'visa', codePresent: true },
         recurring: false,
@@ -93,6 +135,16 @@ async function seedMore(db: Kysely<PaymentsTables>, existingId: string, count: n
     transactionIds.push(row.id)
   }
   return { transactionIds }
+}
+
+/** Fresh authorizations for one more round of captures, on the merchant of `existingId`. */
+async function seedRound(existingId: string): Promise<{ transactionIds: string[] }> {
+  const seedDb = await createDb(sqliteUrl)
+  try {
+    return await seedMore(seedDb.db as Kysely<PaymentsTables>, existingId, transactionCount, 1_000_000_000)
+  } finally {
+    await seedDb.destroy()
+  }
 }
 
 /** Captures of 1 cent, spread round-robin over the seeded transactions. */
@@ -129,7 +181,7 @@ async function captureLoad(url: string, key: string, transactionIds: string[]) {
  * update the counters, read the trail back), one BEGIN IMMEDIATE … COMMIT each, prepared once,
  * in-process, no HTTP — with the pragmas Triad uses.
  */
-async function rawSqliteLoop(seconds: number): Promise<number> {
+async function rawSqliteLoop(seconds: number): Promise<{ perSecond: number; cpuPerCapture: number }> {
   const path = join(mkdtempSync(join(tmpdir(), 'triad-bench-raw-')), 'raw.sqlite')
   const database = await createDb(`sqlite:${path}`)
   await migrateToLatest(database.db, 'payments', migrations)
@@ -191,6 +243,7 @@ async function rawSqliteLoop(seconds: number): Promise<number> {
   )
   const readTrail = raw.prepare('select * from payments_trail where transaction_id = ? order by created, id')
   let done = 0
+  const cpuBefore = process.cpuUsage()
   const deadline = performance.now() + seconds * 1000
   while (performance.now() < deadline) {
     const id = transactionIds[done % transactionIds.length]
@@ -207,13 +260,41 @@ async function rawSqliteLoop(seconds: number): Promise<number> {
     raw.exec('commit')
     done++
   }
+  const cpu = process.cpuUsage(cpuBefore)
   raw.close()
-  return done / seconds
+  return { perSecond: done / seconds, cpuPerCapture: (cpu.user + cpu.system) / Math.max(done, 1) }
 }
 
-function printCaptures(name: string, m: { requestsPerSecond: number; latencyP50Ms: number; latencyP99Ms: number; errors: number; non2xx: number }) {
+function printCaptures(
+  name: string,
+  m: { requestsPerSecond: number; latencyP50Ms: number; latencyP99Ms: number; errors: number; non2xx: number; cpuPerRequest?: number },
+) {
+  const cpu = m.cpuPerRequest === undefined ? '' : `   server CPU ${m.cpuPerRequest.toFixed(0)} µs/capture`
   console.log(
-    `  ${name.padEnd(10)} ${m.requestsPerSecond.toFixed(0).padStart(8)} captures/s   p50 ${m.latencyP50Ms.toFixed(1)} ms   p99 ${m.latencyP99Ms.toFixed(1)} ms   errors ${m.errors}   non-2xx ${m.non2xx}`,
+    `  ${name.padEnd(10)} ${m.requestsPerSecond.toFixed(0).padStart(8)} captures/s   p50 ${m.latencyP50Ms.toFixed(1)} ms   p99 ${m.latencyP99Ms.toFixed(1)} ms   errors ${m.errors}   non-2xx ${m.non2xx}${cpu}`,
+  )
+}
+
+/** Baseline and Triad in alternating rounds, with each server's CPU per request. */
+async function cpuComparison(name: string, baselineCpu: () => number, triadCpu: () => number, path: string, headers?: Record<string, string>) {
+  const base: number[] = []
+  const subject: number[] = []
+  const result = await compare(
+    rounds,
+    async () => {
+      const m = await withCpu(baselineCpu, () => measure(baseline.url, { path: '/', durationSeconds }))
+      base.push(m.cpuPerRequest)
+      return m
+    },
+    async () => {
+      const m = await withCpu(triadCpu, () => measure(triad.url, { path, headers, durationSeconds }))
+      subject.push(m.cpuPerRequest)
+      return m
+    },
+  )
+  printComparison(name, result, path === '/healthz' ? undefined : 0.5)
+  console.log(
+    `  server CPU µs/request (median of ${rounds}): baseline ${median(base).toFixed(1)}, triad ${median(subject).toFixed(1)}; ratio by CPU ${(median(base) / median(subject)).toFixed(2)}`,
   )
 }
 
@@ -228,19 +309,31 @@ try {
   await seedDb.destroy()
 
   const triadCaptures: number[] = []
+  const triadCpu: number[] = []
   const rawCaptures: number[] = []
+  const rawCpu: number[] = []
+  const baselineCpu = cpuClock(baseline.url)
+  const triadCpuClock = cpuClock(triad.url)
   console.log(`Captures on SQLite (${rounds} rounds × ${durationSeconds} s, ${connections} connections, ${transactionCount} transactions)`)
   for (let round = 0; round < rounds; round++) {
-    rawCaptures.push(await rawSqliteLoop(durationSeconds))
-    const measured = await captureLoad(triad.url, key, transactionIds)
+    const raw = await rawSqliteLoop(durationSeconds)
+    rawCaptures.push(raw.perSecond)
+    rawCpu.push(raw.cpuPerCapture)
+    // Like the raw loop, each round captures on fresh authorizations: the response carries the
+    // whole trail, so trails grown by earlier rounds would make later rounds dearer.
+    const targets = round === 0 ? transactionIds : (await seedRound(transactionIds[0])).transactionIds
+    const measured = await withCpu(triadCpuClock, () => captureLoad(triad.url, key, targets))
     triadCaptures.push(measured.requestsPerSecond)
+    triadCpu.push(measured.cpuPerRequest)
     printCaptures(`triad #${round + 1}`, measured)
   }
   const mean = (items: number[]) => items.reduce((a, b) => a + b, 0) / items.length
   const ratio = mean(triadCaptures) / mean(rawCaptures)
-  console.log(`  raw loop   ${mean(rawCaptures).toFixed(0).padStart(8)} captures/s (node:sqlite, in-process, same statements and pragmas)`)
-  console.log(`  triad      ${mean(triadCaptures).toFixed(0).padStart(8)} captures/s`)
-  console.log(`  ratio      ${ratio.toFixed(2)}  (target ≥ 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'})`)
+  console.log(
+    `  raw loop   ${mean(rawCaptures).toFixed(0).padStart(8)} captures/s (node:sqlite, in-process, same statements and pragmas), CPU ${median(rawCpu).toFixed(0)} µs/capture (median)`,
+  )
+  console.log(`  triad      ${mean(triadCaptures).toFixed(0).padStart(8)} captures/s, server CPU ${median(triadCpu).toFixed(0)} µs/capture (median)`)
+  console.log(`  ratio      ${ratio.toFixed(2)}  (target ≥ 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'}); by CPU ${(median(rawCpu) / median(triadCpu)).toFixed(2)}`)
 
   // A typical transaction for the read: one capture on its trail (the captured ones above have long trails).
   const seedAgain = await createDb(sqliteUrl)
@@ -252,29 +345,18 @@ try {
     headers: { authorization: basic(key), 'content-type': 'application/json' },
     body: '{"amount":100}',
   })
-  const result = await compare(
-    rounds,
-    () => measure(baseline.url, { path: '/', durationSeconds }),
-    () => measure(triad.url, { path: `/transactions/${sample}`, headers: { authorization: basic(key) }, durationSeconds }),
-  )
-  printComparison(
+  await cpuComparison(
     `GET /transactions/{id} (one capture on its trail) on SQLite vs bare Fastify (${rounds} rounds × ${durationSeconds} s, 20 connections)`,
-    result,
-    0.5,
+    baselineCpu,
+    triadCpuClock,
+    `/transactions/${sample}`,
+    { authorization: basic(key) },
   )
-  const untouched = await compare(
-    rounds,
-    () => measure(baseline.url, { path: '/', durationSeconds }),
-    () => measure(triad.url, { path: `/transactions/${fresh[1]}`, headers: { authorization: basic(key) }, durationSeconds }),
-  )
-  printComparison('GET /transactions/{id} (a fresh authorization, empty trail) on SQLite vs bare Fastify', untouched, 0.5)
+  await cpuComparison('GET /transactions/{id} (a fresh authorization, empty trail) on SQLite vs bare Fastify', baselineCpu, triadCpuClock, `/transactions/${fresh[1]}`, {
+    authorization: basic(key),
+  })
   // For context: the same server's cheapest route (no auth, no database), same run.
-  const health = await compare(
-    rounds,
-    () => measure(baseline.url, { path: '/', durationSeconds }),
-    () => measure(triad.url, { path: '/healthz', durationSeconds }),
-  )
-  printComparison('  (reference) GET /healthz of the same server vs bare Fastify', health)
+  await cpuComparison('  (reference) GET /healthz of the same server vs bare Fastify', baselineCpu, triadCpuClock, '/healthz')
 } finally {
   await Promise.all([baseline.stop(), triad.stop()])
 }
