@@ -72,10 +72,13 @@ export async function registerBodyParsers(app: FastifyInstance): Promise<void> {
     parser: (body: string) => qs.parse(body, { depth: 5, parameterLimit: 1000, arrayLimit: 100, allowDots: false }),
   })
   app.addContentTypeParser('application/vnd.api+json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'ignore'))
-  app.addHook('preValidation', async (request) => {
-    if (request.body && isFormRequest(request)) {
-      const schema = request.routeOptions.schema?.body as JsonSchemaLike | undefined
-      request.body = coerceFormBooleans(request.body, schema)
+  // Only routes that take a body pay for the form coercion hook.
+  app.addHook('onRoute', (route) => {
+    const bodySchema = route.schema?.body as JsonSchemaLike | undefined
+    if (!bodySchema) return
+    const coerce = async (request: FastifyRequest) => {
+      if (request.body && isFormRequest(request)) request.body = coerceFormBooleans(request.body, bodySchema)
     }
+    route.preValidation = route.preValidation === undefined ? [coerce] : [coerce, ...(Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation])]
   })
 }

@@ -10,9 +10,9 @@ export async function listenUntilSignalled(app: FastifyInstance, options: { port
   let shuttingDown = false
   // A keep-alive connection that finishes its request during shutdown would otherwise stay
   // open (and the server with it) until the client drops it; tell the client to close it.
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (shuttingDown) reply.header('connection', 'close')
-    return payload
+    done(null, payload)
   })
   closeWithGrace({ delay: options.timeoutMs }, async ({ signal, err }) => {
     shuttingDown = true
