@@ -42,20 +42,18 @@ export function refundableOf(row: TransactionRow): number {
   return row.captured_amount - row.refunded_amount - row.lost_amount
 }
 
+/** Built by assignment, not spreads: a capture answers the whole trail, entry by entry. */
 function toTrailEntry(row: TrailRow): TrailEntry {
-  const common = {
-    created: row.created,
-    amount: row.amount,
-    balance: row.balance,
-    fee: { flat: row.fee_flat, rate: row.fee_rate },
-    ...(row.descriptor === null ? {} : { descriptor: row.descriptor }),
-    ...(row.line_id === null ? {} : { lineId: row.line_id }),
-  }
+  const entry: TrailEntry = { created: row.created, amount: row.amount, balance: row.balance, fee: { flat: row.fee_flat, rate: row.fee_rate } }
   if (row.kind === 'dispute') {
-    const outcome = row.dispute_outcome === 'won' ? { won: true } : row.dispute_outcome === 'lost' ? { lost: true } : {}
-    return { dispute: { id: row.dispute_id ?? '', ...outcome }, ...common }
-  }
-  return { [row.kind]: true, ...common }
+    const dispute: NonNullable<TrailEntry['dispute']> = { id: row.dispute_id ?? '' }
+    if (row.dispute_outcome === 'won') dispute.won = true
+    else if (row.dispute_outcome === 'lost') dispute.lost = true
+    entry.dispute = dispute
+  } else entry[row.kind] = true
+  if (row.descriptor !== null) entry.descriptor = row.descriptor
+  if (row.line_id !== null) entry.lineId = row.line_id
+  return entry
 }
 
 export function toTransaction(row: TransactionRow, trail: TrailRow[]): TransactionDto {
