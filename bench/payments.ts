@@ -148,12 +148,12 @@ async function seedRound(existingId: string): Promise<{ transactionIds: string[]
 }
 
 /** Captures of 1 cent, spread round-robin over the seeded transactions. */
-async function captureLoad(url: string, key: string, transactionIds: string[]) {
+async function captureLoad(url: string, key: string, transactionIds: string[], seconds = durationSeconds) {
   let next = 0
   const result = await autocannon({
     url,
     connections,
-    duration: durationSeconds,
+    duration: seconds,
     requests: [
       {
         method: 'POST',
@@ -315,6 +315,9 @@ try {
   const baselineCpu = cpuClock(baseline.url)
   const triadCpuClock = cpuClock(triad.url)
   console.log(`Captures on SQLite (${rounds} rounds × ${durationSeconds} s, ${connections} connections, ${transactionCount} transactions)`)
+  // Warm-up, not measured: Triad's first seconds compile its hot paths (the in-process raw loop
+  // warms up within its first milliseconds). On authorizations of their own.
+  await captureLoad(triad.url, key, (await seedRound(transactionIds[0])).transactionIds, 2)
   for (let round = 0; round < rounds; round++) {
     const raw = await rawSqliteLoop(durationSeconds)
     rawCaptures.push(raw.perSecond)
