@@ -1,7 +1,7 @@
 import autocannon from 'autocannon'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, openSync } from 'node:fs'
+import { mkdtempSync, openSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -11,7 +11,25 @@ import { createInterface } from 'node:readline'
 
 export interface RunningServer {
   url: string
+  pid: number
   stop(): Promise<void>
+}
+
+/** CPU time (user + system) a process has used so far, in microseconds (Linux /proc, 100 Hz ticks). */
+export function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  return (Number(fields[11]) + Number(fields[12])) * 10_000
+}
+
+/**
+ * Like measure, plus the server's CPU time per request: other load on a shared machine moves
+ * req/s a lot and CPU per request little, so it says what the ratio would be on an idle machine.
+ */
+export async function measureWithCpu(server: RunningServer, options: LoadOptions = {}): Promise<Measurement & { cpuPerRequestUs: number }> {
+  const before = cpuMicros(server.pid)
+  const result = await measure(server.url, options)
+  const requests = result.requestsPerSecond * (options.durationSeconds ?? 5)
+  return { ...result, cpuPerRequestUs: (cpuMicros(server.pid) - before) / Math.max(requests, 1) }
 }
 
 export interface Measurement {
@@ -51,7 +69,7 @@ function stopper(child: ChildProcess) {
 export async function startBaseline(): Promise<RunningServer> {
   const child = spawn(process.execPath, [join(root, 'bench/servers/baseline.ts')], { stdio: ['ignore', 'pipe', 'inherit'] })
   const url = await waitForLine(child, /^(http:\/\/\S+)$/)
-  return { url, stop: stopper(child) }
+  return { url, pid: child.pid ?? 0, stop: stopper(child) }
 }
 
 async function freePort(): Promise<number> {
@@ -90,7 +108,7 @@ export async function startTriad(env: Record<string, string> = {}): Promise<Runn
   })
   const url = `http://127.0.0.1:${port}`
   await waitUntilHealthy(url, child)
-  return { url, logFile, stop: stopper(child) }
+  return { url, pid: child.pid ?? 0, logFile, stop: stopper(child) }
 }
 
 export interface LoadOptions {
