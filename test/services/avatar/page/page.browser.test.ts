@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { chromiumSkipReason, launchChromium } from '../../../helpers/browser.ts'
 import { buildTestApp, type Cleanup } from '../../../helpers/build-app.ts'
 
-// Debian's Chromium, as .ci/run installs it; the suite is skipped where there is none.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTEFACTS = 'test-results/avatar-page'
 
 let browser: Browser | undefined
@@ -32,22 +31,14 @@ interface Dom {
 }
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) return
+  if (chromiumSkipReason()) return
   mkdirSync(ARTEFACTS, { recursive: true })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
+  browser = await launchChromium([
       '--autoplay-policy=no-user-gesture-required',
       // A fake microphone (a beep) that needs no permission prompt.
       '--use-fake-ui-for-media-stream',
       '--use-fake-device-for-media-stream',
-    ],
-  })
+    ])
 })
 after(() => browser?.close())
 
@@ -100,7 +91,7 @@ async function recordReplyText(page: Page) {
   return () => page.evaluate(() => (globalThis as unknown as Dom).window.replySnapshots ?? [])
 }
 
-describe('the avatar page in Chromium', { skip: !existsSync(CHROMIUM) && `no Chromium at ${CHROMIUM}` }, () => {
+describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
   it('streams a reply, applies its emotion and action, speaks it with a moving mouth, resumes and deletes the conversation', async (t) => {
     const { app, base } = await startApp(t, { AVATAR_MOCK_TOKEN_DELAY: '40ms' })
     const message = 'Hello! Could you dance for me?'

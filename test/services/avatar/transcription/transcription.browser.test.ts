@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { chromiumSkipReason, launchChromium } from '../../../helpers/browser.ts'
 import { webmOpus } from '../../../../src/services/avatar/providers/asr/decode.ts'
 import { pocketsphinxInstalled } from '../../../../src/services/avatar/providers/asr/pocketsphinx.asr.ts'
 import { buildTestApp } from '../../../helpers/build-app.ts'
@@ -9,7 +9,6 @@ import { fakeOpenAi } from './fake-transcription-server.ts'
 
 // Recordings as browsers really make them (MediaRecorder, from Chromium's fake microphone),
 // since no encoder for WebM/Opus or MP4 ships with the machine.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const recordings = new Map<string, Buffer>()
 let browser: Browser | undefined
 
@@ -27,19 +26,11 @@ interface RecorderLike {
 }
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) return
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
+  if (chromiumSkipReason()) return
+  browser = await launchChromium([
       '--use-fake-ui-for-media-stream',
       '--use-fake-device-for-media-stream',
-    ],
-  })
+    ])
   // A secure context is needed for the microphone: any page of a local server will do.
   const { app } = await buildTestApp({ after: (fn) => after(fn) }, { services: ['avatar'] })
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -102,7 +93,7 @@ async function upload(app: Awaited<ReturnType<typeof buildTestApp>>['app'], byte
   })
 }
 
-describe('browser recordings', { skip: !existsSync(CHROMIUM) && `no Chromium at ${CHROMIUM}` }, () => {
+describe('browser recordings', { skip: chromiumSkipReason() }, () => {
   it('accepts WebM/Opus as the API takes it, with its duration in seconds', async (t) => {
     const webm = recordings.get('audio/webm')
     assert.ok(webm, 'Chromium recorded WebM')

@@ -1,24 +1,21 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { after, before, describe, it, type TestContext } from 'node:test'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { chromiumSkipReason, launchChromium } from '../../../helpers/browser.ts'
 import { clientFixture } from '../client/helpers.ts'
 import { parseList } from '../helpers.ts'
 
-// Debian's Chromium, as .ci/run installs it; the suite is skipped where there is none.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTEFACTS = 'test-results/payments-pos'
 const STEP_TIMEOUT_MS = 15_000
 
 let browser: Browser | undefined
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) return
+  if (chromiumSkipReason()) return
   mkdirSync(ARTEFACTS, { recursive: true })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  })
+  browser = await launchChromium([
+      ])
 })
 after(() => browser?.close())
 
@@ -61,7 +58,7 @@ async function transactionIdAfterRedirect(page: Page): Promise<string> {
 
 const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTEFACTS}/${name}.png`, fullPage: true })
 
-describe('hosted payment page in Chromium', { skip: !existsSync(CHROMIUM) && 'no Chromium at /usr/bin/chromium' }, () => {
+describe('hosted payment page in Chromium', { skip: chromiumSkipReason() }, () => {
   it('pays on the happy path; the merchant API sees the transaction, captures it and the ledger line appears', { timeout: 60_000 }, async (t) => {
     const { page, base, key, call, merchant } = await start(t)
     await page.goto(linkOf(base, key, { value: '1.95', text: 'Order 42', reference: 'o-42' }))
