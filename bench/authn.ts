@@ -4,9 +4,8 @@
 // The machine is shared and noisy, so besides the mean of all rounds it prints the median of
 // the per-round ratios (each round is one baseline run followed at once by one Triad run).
 // Usage: node bench/authn.ts [--rounds 5 --duration 5]
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { compare, type Measurement, measure, printComparison, type RunningServer, startBaseline, startTriad } from './lib.ts'
+import { compare, type Measurement, measure, measureWithCpu, printComparison, type RunningServer, startBaseline, startTriad } from './lib.ts'
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, duration: { type: 'string', default: '5' } } })
 const rounds = Number(values.rounds)
@@ -22,56 +21,17 @@ const loginRequest = {
   body: new URLSearchParams({ user: EMAIL, password: PASSWORD }).toString(),
 }
 
-const CLOCK_TICKS_PER_SECOND = 100
+type Server = RunningServer
 
-interface Server extends RunningServer {
-  /** CPU time the server process has used so far, in microseconds (Linux /proc). */
-  cpuMicros(): number
-}
-
-/** The pid of our child process listening on `port`: its socket's inode in /proc/net/tcp, then /proc/<pid>/fd. */
-function pidListeningOn(port: number): number {
-  const portHex = port.toString(16).toUpperCase().padStart(4, '0')
-  const inodes = new Set<string>()
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/)
-      if (fields[1]?.endsWith(`:${portHex}`) && fields[3] === '0A' && fields[9]) inodes.add(fields[9])
-    }
-  }
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      for (const fd of readdirSync(`/proc/${entry}/fd`)) {
-        const target = readlinkSync(`/proc/${entry}/fd/${fd}`)
-        if (inodes.has(target.slice('socket:['.length, -1))) return Number(entry)
-      }
-    } catch {}
-  }
-  throw new Error(`no process of ours listens on port ${port}`)
-}
-
-/**
- * lib.ts's servers plus their CPU time: CPU per request is far less disturbed by other load on
- * a shared machine than requests per second.
- */
+/** lib.ts's servers already carry their pid, which is all CPU-per-request measuring needs. */
 function withCpu(server: RunningServer): Server {
-  const pid = pidListeningOn(Number(new URL(server.url).port))
-  return {
-    ...server,
-    cpuMicros: () => {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-      return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS_PER_SECOND
-    },
-  }
+  return server
 }
 
 /** Runs a measurement and adds the server's CPU microseconds per request to it. */
 async function measured(server: Server, options: Parameters<typeof measure>[1]): Promise<Measurement & { cpuPerRequest: number }> {
-  const before = server.cpuMicros()
-  const result = await measure(server.url, options)
-  const requests = result.requestsPerSecond * (options?.durationSeconds ?? 5)
-  return { ...result, cpuPerRequest: (server.cpuMicros() - before) / Math.max(requests, 1) }
+  const result = await measureWithCpu(server, options)
+  return { ...result, cpuPerRequest: result.cpuPerRequestUs }
 }
 
 async function login(server: RunningServer): Promise<string> {
