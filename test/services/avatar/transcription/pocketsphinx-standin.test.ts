@@ -96,7 +96,10 @@ describe('the local recognizer, with a stand-in for pocketsphinx_continuous', ()
       running += event.delta
       most = Math.max(most, running)
     }
-    assert.equal(most, availableParallelism())
+    // Timing decides how many of the runs overlap; the guarantees are the bound and that runs
+    // do overlap (they are not queued one by one).
+    assert.ok(most <= availableParallelism(), `${most} runs at once on ${availableParallelism()} cores`)
+    assert.ok(most >= Math.min(2, availableParallelism()), `only ${most} run at once`)
   })
 
   it('answers 502 {detail} when the recognizer fails', async (t) => {
