@@ -19,8 +19,10 @@ function standIn(dir: string, exitCode = 0) {
     command,
     `#!/bin/sh
 echo "start $(date +%s%N) $*" >> ${log}
-# The input it is given: RIFF header fields as hex (channels, sample rate, bits).
-od -An -tx1 -j22 -N14 "$2" | tr -d ' \\n' >> ${log}; echo >> ${log}
+# The input it is given: RIFF header fields as hex (channels, sample rate, bits), written as one
+# line in one append, so that runs at once cannot interleave within it.
+fields=$(od -An -tx1 -j22 -N14 "$2" | tr -d ' \\n')
+echo "$fields" >> ${log}
 sleep 0.4
 echo "end $(date +%s%N)" >> ${log}
 echo "hello world"
