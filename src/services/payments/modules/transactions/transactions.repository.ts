@@ -2,7 +2,8 @@ import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts
 import { lockForUpdate } from '../../../../core/db/transaction.ts'
 import type { DialectName } from '../../../../core/db/create-db.ts'
 import { prepared } from '../../prepared.ts'
-import type { CardsTable, PaymentsDb, TrailRow, TransactionRow } from '../../tables.ts'
+import type { ExpressionBuilder } from 'kysely'
+import type { CardsTable, PaymentsDb, PaymentsTables, TrailRow, TransactionRow } from '../../tables.ts'
 import type { LedgerMerchant } from '../ledger/ledger.ts'
 
 export async function insertTransaction(db: PaymentsDb, row: TransactionRow): Promise<void> {
@@ -18,21 +19,27 @@ export async function findTransactionForUpdate(db: PaymentsDb, dialect: DialectN
   return lockForUpdate(dialect, db.selectFrom('payments_transactions').selectAll().where('id', '=', id)).executeTakeFirst()
 }
 
+/**
+ * `member`: whether the app belongs to the transaction's merchant, the access check every read
+ * and money movement of a transaction makes in the same statement.
+ */
+function appIsMember(eb: ExpressionBuilder<PaymentsTables, 'payments_transactions'>, appId: string) {
+  return eb
+    .exists(
+      eb
+        .selectFrom('payments_merchant_apps')
+        .select('payments_merchant_apps.app_id')
+        .whereRef('payments_merchant_apps.merchant_id', '=', 'payments_transactions.merchant_id')
+        .where('payments_merchant_apps.app_id', '=', appId),
+    )
+    .as('member')
+}
+
 const transactionForApp = prepared<'id' | 'appId', TransactionRow & { member: unknown }>((db, p) =>
   db
     .selectFrom('payments_transactions')
     .selectAll('payments_transactions')
-    .select((eb) =>
-      eb
-        .exists(
-          eb
-            .selectFrom('payments_merchant_apps')
-            .select('payments_merchant_apps.app_id')
-            .whereRef('payments_merchant_apps.merchant_id', '=', 'payments_transactions.merchant_id')
-            .where('payments_merchant_apps.app_id', '=', p.appId),
-        )
-        .as('member'),
-    )
+    .select((eb) => appIsMember(eb, p.appId))
     .where('payments_transactions.id', '=', p.id),
 )
 
@@ -107,15 +114,7 @@ const transactionWithTrailForApp = prepared<'id' | 'appId', TransactionRow & { m
     .leftJoin('payments_trail', 'payments_trail.transaction_id', 'payments_transactions.id')
     .selectAll('payments_transactions')
     .select((eb) => [
-      eb
-        .exists(
-          eb
-            .selectFrom('payments_merchant_apps')
-            .select('payments_merchant_apps.app_id')
-            .whereRef('payments_merchant_apps.merchant_id', '=', 'payments_transactions.merchant_id')
-            .where('payments_merchant_apps.app_id', '=', p.appId),
-        )
-        .as('member'),
+      appIsMember(eb, p.appId),
       'payments_trail.id as tr_id',
       'payments_trail.kind as tr_kind',
       'payments_trail.created as tr_created',
@@ -182,15 +181,7 @@ const transactionForMove = prepared<'id' | 'appId', MovementRow>((db, p, dialect
     .innerJoin('payments_merchants', 'payments_merchants.id', 'payments_transactions.merchant_id')
     .selectAll('payments_transactions')
     .select((eb) => [
-      eb
-        .exists(
-          eb
-            .selectFrom('payments_merchant_apps')
-            .select('payments_merchant_apps.app_id')
-            .whereRef('payments_merchant_apps.merchant_id', '=', 'payments_transactions.merchant_id')
-            .where('payments_merchant_apps.app_id', '=', p.appId),
-        )
-        .as('member'),
+      appIsMember(eb, p.appId),
       'payments_merchants.currency as m_currency',
       'payments_merchants.fee_rate_ppm as m_fee_rate_ppm',
       'payments_merchants.fee_flat as m_fee_flat',
