@@ -130,6 +130,11 @@ export async function measure(baseUrl: string, options: LoadOptions = {}): Promi
     connections: options.connections ?? 20,
     duration: options.durationSeconds ?? 5,
   })
+  return toMeasurement(result)
+}
+
+/** The figures of an autocannon run that the benchmarks report. */
+export function toMeasurement(result: autocannon.Result): Measurement {
   return {
     requestsPerSecond: result.requests.average,
     latencyP50Ms: result.latency.p50,
@@ -138,6 +143,9 @@ export async function measure(baseUrl: string, options: LoadOptions = {}): Promi
     non2xx: result.non2xx,
   }
 }
+
+/** HTTP Basic credentials as the payments API takes them: empty user, the key as password. */
+export const basicAuth = (key: string) => `Basic ${Buffer.from(`:${key}`).toString('base64')}`
 
 /**
  * Measures the baseline and the subject in alternating rounds (the machine is shared and

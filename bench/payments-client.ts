@@ -11,7 +11,7 @@
 // Usage: node bench/payments-client.ts [--rounds 3 --duration 5 --connections 20 --database sqlite:/dev/shm/triad.sqlite]
 import autocannon from 'autocannon'
 import { parseArgs } from 'node:util'
-import { type Measurement, compare, measure, printComparison, startBaseline, startTriad } from './lib.ts'
+import { type Measurement, compare, measure, printComparison, startBaseline, startTriad, toMeasurement, basicAuth } from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -25,14 +25,13 @@ const rounds = Number(values.rounds)
 const durationSeconds = Number(values.duration)
 const connections = Number(values.connections)
 const STEPS = 5
-const basic = (key: string) => `Basic ${Buffer.from(`:${key}`).toString('base64')}`
 
 async function testMerchantKey(url: string): Promise<string> {
   const created = await fetch(`${url}/apps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
   const appKey = ((await created.json()) as { app: { key: string } }).app.key
   const merchant = await fetch(`${url}/merchants`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: basic(appKey) },
+    headers: { 'content-type': 'application/json', authorization: basicAuth(appKey) },
     body: JSON.stringify({ currency: 'EUR', email: 'bench@example.com', website: 'https://example.com', descriptor: 'BENCH', company: { country: 'DK' }, test: true }),
   })
   return ((await merchant.json()) as { merchant: { key: string } }).merchant.key
@@ -103,14 +102,7 @@ async function roundTrips(url: string, key: string): Promise<Measurement & { rou
       },
     ],
   })
-  return {
-    requestsPerSecond: result.requests.average,
-    latencyP50Ms: result.latency.p50,
-    latencyP99Ms: result.latency.p99,
-    errors: result.errors,
-    non2xx: result.non2xx,
-    roundTripsPerSecond: completed / durationSeconds,
-  }
+  return { ...toMeasurement(result), roundTripsPerSecond: completed / durationSeconds }
 }
 
 const baseline = await startBaseline()

@@ -23,7 +23,7 @@ import { createIdGenerator } from '../src/core/ids.ts'
 import { migrations } from '../src/services/payments/migrations/index.ts'
 import { cardExpiry, recordTransaction } from '../src/services/payments/modules/transactions/transactions.service.ts'
 import type { PaymentsTables } from '../src/services/payments/tables.ts'
-import { compare, measure, printComparison, startBaseline, startTriad } from './lib.ts'
+import { compare, measure, printComparison, startBaseline, startTriad, toMeasurement, basicAuth } from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -79,7 +79,6 @@ async function withCpu<T extends { requestsPerSecond: number }>(cpu: () => numbe
 }
 
 const median = (items: number[]) => [...items].sort((a, b) => a - b)[Math.floor(items.length / 2)]
-const basic = (key: string) => `Basic ${Buffer.from(`:${key}`).toString('base64')}`
 
 /** Creates an app and a test EUR merchant over HTTP, then seeds authorizations through the service layer. */
 async function seed(url: string, db: Kysely<PaymentsTables>, count: number): Promise<{ key: string; transactionIds: string[] }> {
@@ -89,7 +88,7 @@ async function seed(url: string, db: Kysely<PaymentsTables>, count: number): Pro
   const key = app.app.key
   const created = await fetch(`${url}/merchants`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: basic(key) },
+    headers: { 'content-type': 'application/json', authorization: basicAuth(key) },
     body: JSON.stringify({
       currency: 'EUR',
       email: 'bench@example.com',
@@ -157,7 +156,7 @@ async function captureLoad(url: string, key: string, transactionIds: string[], s
     requests: [
       {
         method: 'POST',
-        headers: { authorization: basic(key), 'content-type': 'application/json' },
+        headers: { authorization: basicAuth(key), 'content-type': 'application/json' },
         body: '{"amount":1}',
         setupRequest: (request) => {
           const id = transactionIds[next++ % transactionIds.length]
@@ -166,13 +165,7 @@ async function captureLoad(url: string, key: string, transactionIds: string[], s
       },
     ],
   })
-  return {
-    requestsPerSecond: result.requests.average,
-    latencyP50Ms: result.latency.p50,
-    latencyP99Ms: result.latency.p99,
-    errors: result.errors,
-    non2xx: result.non2xx,
-  }
+  return toMeasurement(result)
 }
 
 /**
@@ -345,7 +338,7 @@ try {
   const sample = fresh[0]
   await fetch(`${triad.url}/transactions/${sample}/captures`, {
     method: 'POST',
-    headers: { authorization: basic(key), 'content-type': 'application/json' },
+    headers: { authorization: basicAuth(key), 'content-type': 'application/json' },
     body: '{"amount":100}',
   })
   await cpuComparison(
@@ -353,10 +346,10 @@ try {
     baselineCpu,
     triadCpuClock,
     `/transactions/${sample}`,
-    { authorization: basic(key) },
+    { authorization: basicAuth(key) },
   )
   await cpuComparison('GET /transactions/{id} (a fresh authorization, empty trail) on SQLite vs bare Fastify', baselineCpu, triadCpuClock, `/transactions/${fresh[1]}`, {
-    authorization: basic(key),
+    authorization: basicAuth(key),
   })
   // For context: the same server's cheapest route (no auth, no database), same run.
   await cpuComparison('  (reference) GET /healthz of the same server vs bare Fastify', baselineCpu, triadCpuClock, '/healthz')
