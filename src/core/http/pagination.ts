@@ -1,4 +1,4 @@
-import { type TSchema, Type } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import type { SelectQueryBuilder } from 'kysely'
 
 export interface PageRequest {
@@ -34,5 +34,3 @@ export function applyPage<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<
   const ascending = page.after !== undefined && page.before === undefined
   return paged.orderBy(column, ascending ? 'asc' : 'desc').limit(page.limit)
 }
-
-export type PageQuerySchema = ReturnType<typeof pageQuerySchema> & TSchema
