@@ -20,11 +20,12 @@ if (major < 24) {
   const result = spawnSync(bundled, ['--disable-warning=ExperimentalWarning', ...process.argv.slice(1)], { stdio: 'inherit' })
   process.exit(result.status ?? 1)
 } else {
-  // Under sustained load with all three services mounted, V8's concurrent marker left the
-  // scavenger promoting a quarter of all young objects (25 ms pauses, CPU per request up
-  // ~70 %) in three runs of four; incremental marking on the main thread does not. See
-  // "Garbage collector: no concurrent marking" in docs/decisions.md.
+  // Under sustained load V8 sometimes fell into scavenges that promote a quarter of the young
+  // generation (20-35 ms pauses, CPU per request up ~70 %). Marking on the main thread and
+  // scavenging only on allocation (not from a posted task) avoided it in every run since. See
+  // "Garbage collector flags" in docs/decisions.md.
   setFlagsFromString('--no-concurrent-marking')
+  setFlagsFromString('--no-minor-gc-task')
   process.removeAllListeners('warning')
   process.on('warning', (warning) => {
     if (warning.name !== 'ExperimentalWarning') console.warn(warning)
