@@ -87,6 +87,11 @@ export function openSseStream(request: FastifyRequest, reply: FastifyReply, opti
   const response = reply.raw
   const controller = new AbortController()
   let closed = false
+  // Runs only from the close event and close(), both after `stream` below exists.
+  const markClosed = () => {
+    closed = true
+    stream.closed = true
+  }
   let heartbeat: NodeJS.Timeout | undefined
 
   reply.hijack()
@@ -110,7 +115,7 @@ export function openSseStream(request: FastifyRequest, reply: FastifyReply, opti
   response.on('close', () => {
     finish()
     if (!closed) {
-      closed = true
+      markClosed()
       controller.abort(new Error('client disconnected'))
     }
   })
@@ -134,18 +139,19 @@ export function openSseStream(request: FastifyRequest, reply: FastifyReply, opti
     heartbeat.unref()
   }
 
-  return {
+  const stream: SseStream & { closed: boolean } = {
     send: (event) => write(formatSseEvent(event)),
     comment: (text) => write(formatSseComment(text)),
     close: () => {
       if (closed) return
-      closed = true
+      markClosed()
       finish()
       response.end()
     },
     signal: controller.signal,
-    get closed() {
-      return closed
-    },
+    // A plain property kept in step, not a getter: a getter closure per stream gives each
+    // stream object its own hidden class (see "Garbage collector flags" in docs/decisions.md).
+    closed: false,
   }
+  return stream
 }
