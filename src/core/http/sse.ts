@@ -86,12 +86,6 @@ export function formatSseComment(text: string): string {
 export function openSseStream(request: FastifyRequest, reply: FastifyReply, options: SseOptions = {}): SseStream {
   const response = reply.raw
   const controller = new AbortController()
-  let closed = false
-  // Runs only from the close event and close(), both after `stream` below exists.
-  const markClosed = () => {
-    closed = true
-    stream.closed = true
-  }
   let heartbeat: NodeJS.Timeout | undefined
 
   reply.hijack()
@@ -114,14 +108,15 @@ export function openSseStream(request: FastifyRequest, reply: FastifyReply, opti
   // latter is an abort.
   response.on('close', () => {
     finish()
-    if (!closed) {
-      markClosed()
+    // Fires after `stream` below exists: only then can the response close.
+    if (!stream.closed) {
+      stream.closed = true
       controller.abort(new Error('client disconnected'))
     }
   })
 
   const write = (chunk: string): Promise<void> => {
-    if (closed || response.destroyed) return Promise.resolve()
+    if (stream.closed || response.destroyed) return Promise.resolve()
     if (response.write(chunk)) return Promise.resolve()
     return new Promise((resolve) => {
       const done = () => {
@@ -143,14 +138,14 @@ export function openSseStream(request: FastifyRequest, reply: FastifyReply, opti
     send: (event) => write(formatSseEvent(event)),
     comment: (text) => write(formatSseComment(text)),
     close: () => {
-      if (closed) return
-      markClosed()
+      if (stream.closed) return
+      stream.closed = true
       finish()
       response.end()
     },
     signal: controller.signal,
-    // A plain property kept in step, not a getter: a getter closure per stream gives each
-    // stream object its own hidden class (see "Garbage collector flags" in docs/decisions.md).
+    // A plain property, not a getter: a getter closure per stream gives each stream object its
+    // own hidden class (see "Garbage collector flags" in docs/decisions.md).
     closed: false,
   }
   return stream
