@@ -7,7 +7,7 @@ import type { EpersonsService } from '../epersons/epersons.service.ts'
 import type { AuditLog } from '../impersonation/audit-log.ts'
 import type { SessionWithEperson } from '../sessions/sessions.repository.ts'
 import type { TokenService, ValidatedToken } from '../sessions/tokens.service.ts'
-import { clientAddress } from '../special-groups/client-address.ts'
+import { type Address, clientAddress } from '../special-groups/client-address.ts'
 import type { SpecialGroupsService } from '../special-groups/special-groups.service.ts'
 
 export const SHORT_LIVED_QUERY_PARAMETER = 'authentication-token'
@@ -52,18 +52,21 @@ class RequestAuthnContext implements AuthnContext {
   ipGroups: string[]
   readonly #request: FastifyRequest
   readonly #trustedProxies: readonly Cidr[]
+  readonly #parsedAddress: Address | undefined
   #clientAddress: string | undefined = undefined
 
-  constructor(request: FastifyRequest, trustedProxies: readonly Cidr[], ipGroups: string[]) {
+  /** `parsedAddress`: the client address when the caller already worked it out. */
+  constructor(request: FastifyRequest, trustedProxies: readonly Cidr[], ipGroups: string[], parsedAddress: Address | undefined) {
     this.#request = request
     this.#trustedProxies = trustedProxies
+    this.#parsedAddress = parsedAddress
     this.specialGroups = ipGroups
     this.ipGroups = ipGroups
   }
 
   /** Worked out on first read: parsing the address costs little, but most requests never need it. */
   get clientAddress(): string {
-    this.#clientAddress ??= clientAddress(this.#request, this.#trustedProxies)?.toString() ?? ''
+    this.#clientAddress ??= (this.#parsedAddress ?? clientAddress(this.#request, this.#trustedProxies))?.toString() ?? ''
     return this.#clientAddress
   }
 }
@@ -138,8 +141,9 @@ export function installAuthentication(
   // instance has just seen, are settled without a promise or a query.
   scope.addHook('onRequest', (request, _reply, done) => {
     // Parsing the address costs little but runs on every request: do it only when something reads it.
-    const ipGroups = deps.specialGroups.hasAddressRules ? deps.specialGroups.forAddress(clientAddress(request, deps.trustedProxies)) : []
-    const context = new RequestAuthnContext(request, deps.trustedProxies, ipGroups)
+    const address = deps.specialGroups.hasAddressRules ? clientAddress(request, deps.trustedProxies) : undefined
+    const ipGroups = deps.specialGroups.hasAddressRules ? deps.specialGroups.forAddress(address) : []
+    const context = new RequestAuthnContext(request, deps.trustedProxies, ipGroups, address)
     request.authnContext = context
 
     const bearer = bearerToken(request)
