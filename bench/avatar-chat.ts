@@ -4,18 +4,16 @@
 //    against calling the fake OpenAI-compatible model directly (sequential requests, medians).
 // 2. POST /v1/chat on the mock with a session against the bare-Fastify baseline, same run.
 // 3. Resident memory of Triad holding 1,000 concurrent open streams.
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, openSync, readFileSync } from 'node:fs'
 import { Agent, type IncomingMessage, request as httpRequest } from 'node:http'
-import { createServer } from 'node:net'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
-import { compare, measure, printComparison, startBaseline } from './lib.ts'
+import { compare, freePort, measure, printComparison, type RunningServer, startBaseline, stopper } from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -28,21 +26,7 @@ const { values } = parseArgs({
 })
 const root = new URL('..', import.meta.url).pathname
 
-interface Process {
-  url: string
-  pid: number
-  stop(): Promise<void>
-}
-
-function stopper(child: ChildProcess) {
-  return async () => {
-    if (child.exitCode !== null) return
-    child.kill('SIGTERM')
-    await once(child, 'exit')
-  }
-}
-
-async function startFakeModel(pieces: number, delayMs: number): Promise<Process> {
+async function startFakeModel(pieces: number, delayMs: number): Promise<RunningServer> {
   const child = spawn(process.execPath, [join(root, 'bench/avatar-chat-fake-llm.ts'), String(pieces), String(delayMs)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
@@ -52,16 +36,8 @@ async function startFakeModel(pieces: number, delayMs: number): Promise<Process>
   throw new Error('fake model exited early')
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  server.close()
-  return port
-}
-
 /** Like lib.ts's startTriad (avatar only, logs to a file), but keeps the pid for memory figures. */
-async function startAvatar(env: Record<string, string>): Promise<Process> {
+async function startAvatar(env: Record<string, string>): Promise<RunningServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'triad-bench-avatar-'))
   const port = await freePort()
   const child = spawn(process.execPath, [join(root, 'bin/triad.js'), 'serve', '--only', 'avatar', '--port', String(port)], {

@@ -57,7 +57,8 @@ async function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 20_
   throw new Error(`server exited before printing ${pattern}`)
 }
 
-function stopper(child: ChildProcess) {
+/** Stops a child server with SIGTERM and waits for it to exit. */
+export function stopper(child: ChildProcess) {
   return async () => {
     if (child.exitCode !== null) return
     child.kill('SIGTERM')
@@ -72,7 +73,8 @@ export async function startBaseline(): Promise<RunningServer> {
   return { url, pid: child.pid ?? 0, stop: stopper(child) }
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port on 127.0.0.1 that nothing listens on right now. */
+export async function freePort(): Promise<number> {
   const server = createServer()
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
