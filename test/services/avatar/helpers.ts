@@ -93,3 +93,21 @@ export async function readStream(baseUrl: string, body: unknown, options: { stop
   }
   return { response: { status: response.statusCode ?? 0, headers }, events, raw }
 }
+
+export type MultipartFields = Record<string, string | { bytes: Uint8Array; name: string; type: string }>
+
+/** A multipart body as a browser's FormData makes it. */
+export async function multipartForm(fields: MultipartFields) {
+  const data = new FormData()
+  for (const [key, value] of Object.entries(fields)) {
+    if (typeof value === 'string') data.append(key, value)
+    else data.append(key, new Blob([value.bytes], { type: value.type }), value.name)
+  }
+  const request = new Request('http://localhost/', { method: 'POST', body: data })
+  return { payload: Buffer.from(await request.arrayBuffer()), headers: { 'content-type': request.headers.get('content-type') ?? '' } }
+}
+
+/** POST /v1/asr with a multipart form of `fields`. */
+export async function postAsr(app: FastifyInstance, fields: MultipartFields) {
+  return app.inject({ method: 'POST', url: '/v1/asr', ...(await multipartForm(fields)) })
+}

@@ -4,6 +4,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { buildTestApp } from '../../../helpers/build-app.ts'
+import { postAsr } from '../helpers.ts'
 
 // The local provider's contract with pocketsphinx_continuous, checked with a stand-in script:
 // the arguments it gets, the 16 kHz mono WAV it reads, how its output becomes the text, and that
@@ -53,18 +54,6 @@ function stereoWav(seconds: number): Uint8Array {
   return new Uint8Array(out)
 }
 
-async function upload(app: Awaited<ReturnType<typeof buildTestApp>>['app'], bytes: Uint8Array) {
-  const data = new FormData()
-  data.append('file', new Blob([bytes], { type: 'audio/wav' }), 'a.wav')
-  const request = new Request('http://localhost/', { method: 'POST', body: data })
-  return app.inject({
-    method: 'POST',
-    url: '/v1/asr',
-    payload: Buffer.from(await request.arrayBuffer()),
-    headers: { 'content-type': request.headers.get('content-type') ?? '' },
-  })
-}
-
 describe('the local recognizer, with a stand-in for pocketsphinx_continuous', () => {
   it('gives it 16 kHz mono 16-bit WAV with the model, joins its lines, and runs at most one per core at once', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'asr-standin-'))
@@ -72,7 +61,7 @@ describe('the local recognizer, with a stand-in for pocketsphinx_continuous', ()
     const { env, log, model } = standIn(dir)
     const { app } = await buildTestApp(t, { services: ['avatar'], env })
     const count = availableParallelism() + 2
-    const responses = await Promise.all(Array.from({ length: count }, () => upload(app, stereoWav(1.5))))
+    const responses = await Promise.all(Array.from({ length: count }, () => postAsr(app, { file: { bytes: stereoWav(1.5), name: 'a.wav', type: 'audio/wav' } })))
     for (const response of responses) {
       assert.equal(response.statusCode, 200, response.body)
       assert.deepEqual(response.json(), { text: 'hello world second utterance', language: 'en', duration: 1.5 })
@@ -108,7 +97,7 @@ describe('the local recognizer, with a stand-in for pocketsphinx_continuous', ()
     const dir = mkdtempSync(join(tmpdir(), 'asr-standin-'))
     t.after(() => rmSync(dir, { recursive: true, force: true }))
     const { app } = await buildTestApp(t, { services: ['avatar'], env: standIn(dir, 3).env })
-    const response = await upload(app, stereoWav(0.5))
+    const response = await postAsr(app, { file: { bytes: stereoWav(0.5), name: 'a.wav', type: 'audio/wav' } })
     assert.equal(response.statusCode, 502)
     assert.equal(response.json().detail, 'Speech recognition failed: the local recognizer failed')
   })

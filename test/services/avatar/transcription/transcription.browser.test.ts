@@ -5,6 +5,7 @@ import { chromiumSkipReason, launchChromium } from '../../../helpers/browser.ts'
 import { webmOpus } from '../../../../src/services/avatar/providers/asr/decode.ts'
 import { pocketsphinxInstalled } from '../../../../src/services/avatar/providers/asr/pocketsphinx.asr.ts'
 import { buildTestApp } from '../../../helpers/build-app.ts'
+import { postAsr } from '../helpers.ts'
 import { fakeOpenAi } from './fake-transcription-server.ts'
 
 // Recordings as browsers really make them (MediaRecorder, from Chromium's fake microphone),
@@ -81,25 +82,13 @@ function oggOf(packets: Uint8Array[]): Buffer {
   )
 }
 
-async function upload(app: Awaited<ReturnType<typeof buildTestApp>>['app'], bytes: Buffer, type: string, name: string) {
-  const data = new FormData()
-  data.append('file', new Blob([new Uint8Array(bytes)], { type }), name)
-  const request = new Request('http://localhost/', { method: 'POST', body: data })
-  return app.inject({
-    method: 'POST',
-    url: '/v1/asr',
-    payload: Buffer.from(await request.arrayBuffer()),
-    headers: { 'content-type': request.headers.get('content-type') ?? '' },
-  })
-}
-
 describe('browser recordings', { skip: chromiumSkipReason() }, () => {
   it('accepts WebM/Opus as the API takes it, with its duration in seconds', async (t) => {
     const webm = recordings.get('audio/webm')
     assert.ok(webm, 'Chromium recorded WebM')
     const fake = await fakeOpenAi(t, { status: 200, body: { text: 'beep' } })
     const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_ASR_API_KEY: 'sk-test', AVATAR_ASR_BASE_URL: fake.baseUrl } })
-    const response = await upload(app, webm, 'audio/webm', 'speech.webm')
+    const response = await postAsr(app, { file: { bytes: new Uint8Array(webm), name: 'speech.webm', type: 'audio/webm' } })
     assert.equal(response.statusCode, 200, response.body)
     assert.ok(response.json().duration > 0.9 && response.json().duration < 1.6, `${response.json().duration} s`)
     assert.equal(fake.seen[0].bytes, webm.length)
@@ -113,7 +102,7 @@ describe('browser recordings', { skip: chromiumSkipReason() }, () => {
     }
     const fake = await fakeOpenAi(t, { status: 200, body: { text: 'beep' } })
     const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_ASR_API_KEY: 'sk-test', AVATAR_ASR_BASE_URL: fake.baseUrl } })
-    const response = await upload(app, mp4, 'audio/mp4', 'speech.m4a')
+    const response = await postAsr(app, { file: { bytes: new Uint8Array(mp4), name: 'speech.m4a', type: 'audio/mp4' } })
     assert.equal(response.statusCode, 200, response.body)
     assert.equal(typeof response.json().duration, 'number')
     assert.equal(fake.seen[0].filename, 'speech.m4a')
@@ -125,7 +114,7 @@ describe('browser recordings', { skip: chromiumSkipReason() }, () => {
     const webm = recordings.get('audio/webm')
     assert.ok(webm)
     const { app } = await buildTestApp(t, { services: ['avatar'] })
-    const response = await upload(app, webm, 'audio/webm', 'speech.webm')
+    const response = await postAsr(app, { file: { bytes: new Uint8Array(webm), name: 'speech.webm', type: 'audio/webm' } })
     assert.equal(response.statusCode, 200, response.body)
     assert.ok(response.json().duration > 0.9 && response.json().duration < 1.6, `${response.json().duration} s`)
   })
@@ -137,7 +126,7 @@ describe('browser recordings', { skip: chromiumSkipReason() }, () => {
     assert.ok(track)
     const { app } = await buildTestApp(t, { services: ['avatar'] })
     const ogg = oggOf([track.head, Buffer.from('OpusTags\0\0\0\0\0\0\0\0'), ...track.frames])
-    const response = await upload(app, ogg, 'audio/ogg', 'speech.opus')
+    const response = await postAsr(app, { file: { bytes: new Uint8Array(ogg), name: 'speech.opus', type: 'audio/ogg' } })
     assert.equal(response.statusCode, 200, response.body)
     assert.ok(response.json().duration > 0.9 && response.json().duration < 1.6, `${response.json().duration} s`)
   })
@@ -149,7 +138,7 @@ describe('browser recordings', { skip: chromiumSkipReason() }, () => {
       return
     }
     const { app } = await buildTestApp(t, { services: ['avatar'] })
-    const response = await upload(app, mp4, 'audio/mp4', 'speech.m4a')
+    const response = await postAsr(app, { file: { bytes: new Uint8Array(mp4), name: 'speech.m4a', type: 'audio/mp4' } })
     assert.equal(response.statusCode, 415, response.body)
     assert.match(response.json().detail, /cannot decode .* audio on this machine; send WAV/)
   })

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test'
 import { NOT_CONFIGURED_MESSAGE } from '../../../../src/services/avatar/providers/asr/none.asr.ts'
 import { pocketsphinxInstalled } from '../../../../src/services/avatar/providers/asr/pocketsphinx.asr.ts'
 import { buildTestApp, type Cleanup } from '../../../helpers/build-app.ts'
+import { multipartForm, postAsr } from '../helpers.ts'
 import { parseWav } from '../speech/audio.ts'
 import { fakeOpenAi } from './fake-transcription-server.ts'
 
@@ -22,21 +23,6 @@ const hasSox = (() => {
     return false
   }
 })()
-
-/** A multipart body as a browser's FormData makes it. */
-async function form(fields: Record<string, string | { bytes: Uint8Array; name: string; type: string }>) {
-  const data = new FormData()
-  for (const [key, value] of Object.entries(fields)) {
-    if (typeof value === 'string') data.append(key, value)
-    else data.append(key, new Blob([value.bytes], { type: value.type }), value.name)
-  }
-  const request = new Request('http://localhost/', { method: 'POST', body: data })
-  return { payload: Buffer.from(await request.arrayBuffer()), headers: { 'content-type': request.headers.get('content-type') ?? '' } }
-}
-
-async function asr(app: App, fields: Parameters<typeof form>[0]) {
-  return app.inject({ method: 'POST', url: '/v1/asr', ...(await form(fields)) })
-}
 
 async function speak(app: App, text: string, format: 'wav' | 'mp3' = 'wav'): Promise<Buffer> {
   const response = await app.inject({ method: 'POST', url: '/v1/tts', payload: { text, format, voice: 'en-US-GuyNeural' } })
@@ -55,7 +41,7 @@ describe('speech recognition with nothing configured', () => {
     assert.equal(status.statusCode, 200)
     assert.deepEqual(status.json(), { provider: 'none', available: false, message: NOT_CONFIGURED_MESSAGE })
     assert.match(NOT_CONFIGURED_MESSAGE, /AVATAR_ASR_API_KEY/)
-    const response = await asr(app, { file: { bytes: await speak(app, 'hello'), name: 'a.wav', type: 'audio/wav' } })
+    const response = await postAsr(app, { file: { bytes: await speak(app, 'hello'), name: 'a.wav', type: 'audio/wav' } })
     assert.equal(response.statusCode, 503)
     assert.deepEqual(response.json(), { detail: NOT_CONFIGURED_MESSAGE })
   })
@@ -71,7 +57,7 @@ describe('speech recognition through an OpenAI-compatible API', () => {
       message: 'OpenAI-compatible transcription with whisper-1',
     })
     const mp3 = await speak(app, 'Hello there, this is a test of the recognizer.', 'mp3')
-    const response = await asr(app, { file: { bytes: mp3, name: 'speech.mp3', type: 'audio/mpeg' }, language: 'zh' })
+    const response = await postAsr(app, { file: { bytes: mp3, name: 'speech.mp3', type: 'audio/mpeg' }, language: 'zh' })
     assert.equal(response.statusCode, 200, response.body)
     const body = response.json()
     assert.equal(body.text, '你好，世界')
@@ -89,7 +75,7 @@ describe('speech recognition through an OpenAI-compatible API', () => {
       services: ['avatar'],
       env: { AVATAR_ASR_API_KEY: 'sk-test', AVATAR_ASR_BASE_URL: fake.baseUrl, AVATAR_ASR_MODEL: 'whisper-large-v3' },
     })
-    const response = await asr(app, { file: { bytes: await speak(app, 'good morning'), name: 'a.wav', type: 'audio/wav' } })
+    const response = await postAsr(app, { file: { bytes: await speak(app, 'good morning'), name: 'a.wav', type: 'audio/wav' } })
     assert.equal(response.statusCode, 200)
     assert.equal(response.json().language, 'en')
     assert.equal(fake.seen[0].model, 'whisper-large-v3')
@@ -99,7 +85,7 @@ describe('speech recognition through an OpenAI-compatible API', () => {
   it('answers 502 {detail} when the API fails', async (t) => {
     const fake = await fakeOpenAi(t, { status: 500, body: { error: { message: 'boom' } } })
     const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_ASR_API_KEY: 'sk-test', AVATAR_ASR_BASE_URL: fake.baseUrl } })
-    const response = await asr(app, { file: { bytes: await speak(app, 'hello'), name: 'a.wav', type: 'audio/wav' } })
+    const response = await postAsr(app, { file: { bytes: await speak(app, 'hello'), name: 'a.wav', type: 'audio/wav' } })
     assert.equal(response.statusCode, 502)
     assert.match(response.json().detail, /^Speech recognition failed: the transcription API failed \(HTTP 500\)/)
   })
@@ -112,7 +98,7 @@ describe('speech recognition with local pocketsphinx', { skip: !hasPocketsphinx 
     assert.equal(status.provider, 'pocketsphinx')
     assert.equal(status.available, true)
     const wav = await speak(app, 'Hello world. What is the weather today?')
-    const response = await asr(app, { file: { bytes: wav, name: 'hello.wav', type: 'audio/wav' }, language: 'en' })
+    const response = await postAsr(app, { file: { bytes: wav, name: 'hello.wav', type: 'audio/wav' }, language: 'en' })
     assert.equal(response.statusCode, 200, response.body)
     const body = response.json()
     assert.equal(body.language, 'en')
@@ -123,7 +109,7 @@ describe('speech recognition with local pocketsphinx', { skip: !hasPocketsphinx 
 
   it('refuses language=zh with 400 saying the local engine is English only', async (t) => {
     const { app } = await buildTestApp(t, { services: ['avatar'] })
-    const response = await asr(app, { file: { bytes: await speak(app, 'hello'), name: 'a.wav', type: 'audio/wav' }, language: 'zh' })
+    const response = await postAsr(app, { file: { bytes: await speak(app, 'hello'), name: 'a.wav', type: 'audio/wav' }, language: 'zh' })
     assert.equal(response.statusCode, 400)
     assert.match(response.json().detail, /English only.*AVATAR_ASR_API_KEY/)
   })
@@ -134,7 +120,7 @@ describe('speech recognition with local pocketsphinx', { skip: !hasPocketsphinx 
     t.after(() => rmSync(dir, { recursive: true, force: true }))
     writeFileSync(join(dir, 'in.wav'), await speak(app, 'Good morning to you.'))
     execFileSync('sox', [join(dir, 'in.wav'), join(dir, 'out.ogg')])
-    const response = await asr(app, { file: { bytes: readFileSync(join(dir, 'out.ogg')), name: 'a.ogg', type: 'audio/ogg' } })
+    const response = await postAsr(app, { file: { bytes: readFileSync(join(dir, 'out.ogg')), name: 'a.ogg', type: 'audio/ogg' } })
     assert.equal(response.statusCode, 200, response.body)
     assert.ok(response.json().duration > 0.5)
   })
@@ -142,7 +128,7 @@ describe('speech recognition with local pocketsphinx', { skip: !hasPocketsphinx 
   it('decodes MP3 itself, with its duration', async (t) => {
     const { app } = await buildTestApp(t, { services: ['avatar'] })
     const mp3 = await speak(app, 'Hello there, how are you?', 'mp3')
-    const response = await asr(app, { file: { bytes: mp3, name: 'a.mp3', type: 'audio/mpeg' }, language: 'en-US' })
+    const response = await postAsr(app, { file: { bytes: mp3, name: 'a.mp3', type: 'audio/mpeg' }, language: 'en-US' })
     assert.equal(response.statusCode, 200, response.body)
     const wav = parseWav(await speak(app, 'Hello there, how are you?'))
     // The MP3 encoder pads by a fraction of a frame at each end.
@@ -155,14 +141,14 @@ describe('POST /v1/asr refuses bad uploads with 400 {detail}', () => {
   // A recognizer that always works, so only the upload decides.
   const env = { AVATAR_ASR_API_KEY: 'sk-unused', AVATAR_ASR_BASE_URL: 'http://127.0.0.1:9/v1' }
   const cases: Array<[string, () => Promise<{ payload: Buffer | string; headers: Record<string, string> }>, RegExp]> = [
-    ['a form without a file', () => form({ language: 'en' }), /file is required/],
-    ['a file under another field name', () => form({ audio: { bytes: new Uint8Array([1, 2, 3]), name: 'a.wav', type: 'audio/wav' } }), /file is required/],
-    ['an empty file', () => form({ file: { bytes: new Uint8Array(0), name: 'a.wav', type: 'audio/wav' } }), /file is empty/],
-    ['a text file', () => form({ file: { bytes: new TextEncoder().encode('just some words, not audio'), name: 'a.wav', type: 'audio/wav' } }), /not audio/],
+    ['a form without a file', () => multipartForm({ language: 'en' }), /file is required/],
+    ['a file under another field name', () => multipartForm({ audio: { bytes: new Uint8Array([1, 2, 3]), name: 'a.wav', type: 'audio/wav' } }), /file is required/],
+    ['an empty file', () => multipartForm({ file: { bytes: new Uint8Array(0), name: 'a.wav', type: 'audio/wav' } }), /file is empty/],
+    ['a text file', () => multipartForm({ file: { bytes: new TextEncoder().encode('just some words, not audio'), name: 'a.wav', type: 'audio/wav' } }), /not audio/],
     [
       'a PNG image',
       () =>
-        form({ file: { bytes: Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex'), name: 'a.png', type: 'image/png' } }),
+        multipartForm({ file: { bytes: Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex'), name: 'a.png', type: 'image/png' } }),
       /not audio|accepted formats/,
     ],
     ['a JSON body', async () => ({ payload: JSON.stringify({ file: 'x' }), headers: { 'content-type': 'application/json' } }), /multipart\/form-data/],
@@ -187,7 +173,7 @@ describe('POST /v1/asr refuses bad uploads with 400 {detail}', () => {
 
   it('refuses a language that is not a language code', async (t) => {
     const { app } = await buildTestApp(t, { services: ['avatar'], env })
-    const response = await asr(app, { file: { bytes: await speak(app, 'hi'), name: 'a.wav', type: 'audio/wav' }, language: 'english please' })
+    const response = await postAsr(app, { file: { bytes: await speak(app, 'hi'), name: 'a.wav', type: 'audio/wav' }, language: 'english please' })
     assert.equal(response.statusCode, 400)
     assert.match(response.json().detail, /language must be a language code/)
   })
@@ -196,7 +182,7 @@ describe('POST /v1/asr refuses bad uploads with 400 {detail}', () => {
     const { app } = await buildTestApp(t, { services: ['avatar'], env })
     const big = new Uint8Array(25 * 1024 * 1024 + 1)
     big.set(await speak(app, 'hi'))
-    const response = await asr(app, { file: { bytes: big, name: 'big.wav', type: 'audio/wav' } })
+    const response = await postAsr(app, { file: { bytes: big, name: 'big.wav', type: 'audio/wav' } })
     assert.equal(response.statusCode, 400)
     assert.match(response.json().detail, /larger than 25 MB/)
   })
