@@ -1,7 +1,8 @@
 import { type Compilable, CompiledQuery } from 'kysely'
 import type { DialectName } from '../../core/db/create-db.ts'
+import { type CompiledWithStandIns, compileWithStandIns } from '../../core/db/compiled-query.ts'
 import { type SqliteDirect, sqliteDirect } from '../../core/db/node-sqlite-dialect.ts'
-import type { PaymentsDb } from './tables.ts'
+import type { PaymentsDb, PaymentsTables } from './tables.ts'
 
 /** Kysely transactions opened by `ownSqliteTransaction`: they hold the SQLite connection. */
 const owned = new WeakMap<object, SqliteDirect>()
@@ -27,8 +28,6 @@ function directFor(db: PaymentsDb): SqliteDirect | undefined {
   return root && !root.inTransaction ? root : undefined
 }
 
-const PARAMETER = '\u0000param:'
-
 /**
  * A query whose SQL is built once per dialect, then run with new parameters. On the hot paths
  * (GET /transactions/{id}, captures) Kysely's builder and compiler cost more than SQLite's own
@@ -38,17 +37,11 @@ const PARAMETER = '\u0000param:'
  * query needs must come from it (a literal would be baked into the cached SQL — refused).
  */
 export function prepared<K extends string, R>(build: (db: PaymentsDb, parameters: Record<K, never>, dialect: DialectName) => Compilable<R>) {
-  const cache = new Map<DialectName, { sql: string; order: K[] }>()
-  const placeholders = new Proxy({} as Record<K, never>, { get: (_target, name) => `${PARAMETER}${String(name)}` })
+  const cache = new Map<DialectName, CompiledWithStandIns<K>>()
   return async (db: PaymentsDb, dialect: DialectName, values: Record<K, unknown>): Promise<{ rows: R[]; numAffectedRows?: bigint }> => {
     let entry = cache.get(dialect)
     if (!entry) {
-      const compiled = build(db, placeholders, dialect).compile()
-      const order = compiled.parameters.map((parameter) => {
-        if (typeof parameter !== 'string' || !parameter.startsWith(PARAMETER)) throw new Error(`prepared query with a literal parameter: ${compiled.sql}`)
-        return parameter.slice(PARAMETER.length) as K
-      })
-      entry = { sql: compiled.sql, order }
+      entry = compileWithStandIns<PaymentsTables, K>(db, (root, standIns) => build(root, standIns, dialect))
       cache.set(dialect, entry)
     }
     const parameters = entry.order.map((name) => values[name])

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { PaymentsTables } from '../../tables.ts'
-import { compiledOnce } from '../vault/compiled-query.ts'
+import { compiledOnce } from '../../../../core/db/compiled-query.ts'
 
 const findMerchantQuery = compiledOnce((db: Kysely<PaymentsTables>, v: Record<'key', never>) =>
   db.selectFrom('payments_merchants').select(['id', 'name', 'test', 'descriptor', 'currency', 'tds_mode']).where('key', '=', v.key),

@@ -1,4 +1,4 @@
-import { compiledOnce } from './compiled-query.ts'
+import { compiledOnce } from '../../../../core/db/compiled-query.ts'
 import type { VaultDb } from './vault.table.ts'
 
 // All SQL of the vault. Sealed columns are selected only where they are about to be opened.
