@@ -20,12 +20,11 @@ if (major < 24) {
   const result = spawnSync(bundled, ['--disable-warning=ExperimentalWarning', ...process.argv.slice(1)], { stdio: 'inherit' })
   process.exit(result.status ?? 1)
 } else {
-  // Under sustained load V8 sometimes fell into scavenges that promote a quarter of the young
-  // generation (20-35 ms pauses, CPU per request up ~70 %). Marking on the main thread and
-  // scavenging only on allocation (not from a posted task) avoided it in every run since. See
-  // "Garbage collector flags" in docs/decisions.md.
-  setFlagsFromString('--no-concurrent-marking')
-  setFlagsFromString('--no-minor-gc-task')
+  // Under sustained load V8 sometimes decided to pretenure an allocation site that runs once
+  // per request: from then on every request's objects survived young-generation collections
+  // (10-20 ms scavenges, CPU per request up 50-80 %), at random from one start to the next.
+  // See "Garbage collector flags" in docs/decisions.md.
+  setFlagsFromString('--no-allocation-site-pretenuring')
   process.removeAllListeners('warning')
   process.on('warning', (warning) => {
     if (warning.name !== 'ExperimentalWarning') console.warn(warning)
