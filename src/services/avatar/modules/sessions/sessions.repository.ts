@@ -1,5 +1,7 @@
 import { sql } from 'kysely'
-import type { ChatDbExecutor, MessageRow, NewMessage, SessionRow } from './sessions.table.ts'
+import type { DialectName } from '../../../../core/db/create-db.ts'
+import { prepared } from '../../../../core/db/prepared.ts'
+import type { ChatDbExecutor, ChatTables, MessageRow, NewMessage, SessionRow } from './sessions.table.ts'
 
 export async function findSession(db: ChatDbExecutor, id: string): Promise<SessionRow | undefined> {
   return db.selectFrom('avatar_sessions').select(['id', 'created_at', 'last_active_at', 'message_count']).where('id', '=', id).executeTakeFirst()
@@ -27,6 +29,33 @@ export async function listMessages(db: ChatDbExecutor, sessionId: string): Promi
     .execute()
 }
 
+// The statements of a chat turn, built once per dialect (building them cost more than running
+// them) and run straight on SQLite's connection inside a transaction the service owns.
+const upsertSession = prepared<ChatTables, 'id' | 'at' | 'cutoff' | 'added', { message_count: number }>((db, p) => {
+  const upsert = sql<{ message_count: number }>`
+    insert into avatar_sessions (id, created_at, last_active_at, message_count) values (${p.id}, ${p.at}, ${p.at}, ${p.added})
+    on conflict (id) do update set
+      message_count = case when avatar_sessions.last_active_at < ${p.cutoff} then ${p.added} else avatar_sessions.message_count + ${p.added} end,
+      created_at = case when avatar_sessions.last_active_at < ${p.cutoff} then excluded.created_at else avatar_sessions.created_at end,
+      last_active_at = excluded.last_active_at
+    returning message_count`
+  return { compile: () => upsert.compile(db) }
+})
+
+const deleteMessagesOf = prepared<ChatTables, 'id', never>((db, p) => db.deleteFrom('avatar_messages').where('session_id', '=', p.id))
+
+const insertMessage = prepared<ChatTables, keyof MessageRow, never>((db, p) =>
+  db.insertInto('avatar_messages').values({
+    session_id: p.session_id,
+    seq: p.seq,
+    role: p.role,
+    content: p.content,
+    emotion: p.emotion,
+    action: p.action,
+    created_at: p.created_at,
+  }),
+)
+
 /**
  * Adds messages to a session and returns the session's new message count. One upsert creates
  * the session on first use, starts an expired one afresh (idle since before `cutoff`: count,
@@ -35,28 +64,34 @@ export async function listMessages(db: ChatDbExecutor, sessionId: string): Promi
  * collide (PostgreSQL serialises them on the row, SQLite has one writer). Run it in a
  * transaction so that the count and the rows cannot part.
  */
-export async function appendMessages(db: ChatDbExecutor, sessionId: string, at: string, cutoff: string, messages: NewMessage[]): Promise<number> {
+export async function appendMessages(
+  db: ChatDbExecutor,
+  dialect: DialectName,
+  sessionId: string,
+  at: string,
+  cutoff: string,
+  messages: NewMessage[],
+): Promise<number> {
   const added = messages.length
-  // Written as SQL (the same text on both engines) rather than built: this runs on every chat
-  // turn, and building the query cost more than running it.
-  const { rows } = await sql<{ message_count: number }>`
-    insert into avatar_sessions (id, created_at, last_active_at, message_count) values (${sessionId}, ${at}, ${at}, ${added})
-    on conflict (id) do update set
-      message_count = case when avatar_sessions.last_active_at < ${cutoff} then ${added} else avatar_sessions.message_count + ${added} end,
-      created_at = case when avatar_sessions.last_active_at < ${cutoff} then excluded.created_at else avatar_sessions.created_at end,
-      last_active_at = excluded.last_active_at
-    returning message_count`.execute(db)
+  const { rows } = await upsertSession(db, dialect, { id: sessionId, at, cutoff, added })
   const total = Number(rows[0]?.message_count)
   if (!Number.isSafeInteger(total)) throw new Error('the session upsert returned no count')
   // A count equal to what was just added means a new session or a restarted one: clear any
   // messages left from before it expired (none for a new one).
-  if (total === added) await db.deleteFrom('avatar_messages').where('session_id', '=', sessionId).execute()
+  if (total === added) await deleteMessagesOf(db, dialect, { id: sessionId })
   const first = total - added + 1
-  const values = messages.map(
-    (message, index) =>
-      sql`(${sessionId}, ${first + index}, ${message.role}, ${message.content}, ${message.emotion}, ${message.action}, ${message.created_at})`,
-  )
-  await sql`insert into avatar_messages (session_id, seq, role, content, emotion, action, created_at) values ${sql.join(values)}`.execute(db)
+  for (let index = 0; index < added; index++) {
+    const message = messages[index]
+    await insertMessage(db, dialect, {
+      session_id: sessionId,
+      seq: first + index,
+      role: message.role,
+      content: message.content,
+      emotion: message.emotion ?? null,
+      action: message.action ?? null,
+      created_at: message.created_at,
+    })
+  }
   return total
 }
 

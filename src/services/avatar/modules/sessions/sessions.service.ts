@@ -1,6 +1,7 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { Clock } from '../../../../core/clock.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
+import { ownSqliteTransaction } from '../../../../core/db/prepared.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import { AppError } from '../../../../core/errors/app-error.ts'
 import type { Action, Emotion } from '../chat/chat.constants.ts'
@@ -72,7 +73,13 @@ export function createSessionsService(deps: SessionsServiceDeps) {
     await repository.deleteIdleSessions(db, cutoff())
   }
 
-  const appendAlone = (item: PendingAppend) => withTransaction(database, (trx) => repository.appendMessages(trx, item.id, item.at, item.cutoff, item.messages))
+  const appendIn = (trx: Transaction<ChatTables>, item: PendingAppend) =>
+    repository.appendMessages(trx, database.dialect, item.id, item.at, item.cutoff, item.messages)
+  const appendAlone = (item: PendingAppend) =>
+    withTransaction(database, (trx) => {
+      ownSqliteTransaction(db, trx)
+      return appendIn(trx, item)
+    })
 
   // SQLite has one writer and pays for each commit (a WAL write); appends that arrive together
   // share one transaction instead. Each caller still returns only after its rows are committed.
@@ -85,7 +92,8 @@ export function createSessionsService(deps: SessionsServiceDeps) {
       const batch = queue.splice(0, MAX_BATCH)
       try {
         await withTransaction(database, async (trx) => {
-          for (const { item } of batch) await repository.appendMessages(trx, item.id, item.at, item.cutoff, item.messages)
+          ownSqliteTransaction(db, trx)
+          for (const { item } of batch) await appendIn(trx, item)
         })
         for (const waiter of batch) waiter.resolve()
       } catch (error) {

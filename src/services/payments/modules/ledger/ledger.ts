@@ -1,7 +1,7 @@
 import type { IdGenerator } from '../../../../core/ids.ts'
 import type { DialectName } from '../../../../core/db/create-db.ts'
-import { prepared } from '../../prepared.ts'
-import type { LineKind, LineRow, MerchantRow, PaymentsDb } from '../../tables.ts'
+import { prepared } from '../../../../core/db/prepared.ts'
+import type { LineKind, LineRow, MerchantRow, PaymentsDb, PaymentsTables } from '../../tables.ts'
 import { convert, type FxTable, rateOf } from './fx.ts'
 
 /** The effect of one money movement on the merchant's balance, in the merchant's currency. */
@@ -55,7 +55,7 @@ export interface PostLineInput {
   description?: string | null
 }
 
-const lineInsert = prepared<keyof LineRow, never>((db, p) =>
+const lineInsert = prepared<PaymentsTables, keyof LineRow, never>((db, p) =>
   db.insertInto('payments_lines').values({
     id: p.id,
     merchant_id: p.merchant_id,
@@ -73,7 +73,7 @@ const lineInsert = prepared<keyof LineRow, never>((db, p) =>
 
 // An in-place addition to one shard of the balance: no read, and captures of different
 // transactions mostly land on different shards, so they do not queue on one row lock.
-const balanceMove = prepared<'id' | 'shard' | 'delta', never>((db, p) =>
+const balanceMove = prepared<PaymentsTables, 'id' | 'shard' | 'delta', never>((db, p) =>
   db
     .insertInto('payments_balance_shards')
     .values({ merchant_id: p.id, shard: p.shard, balance: p.delta })

@@ -1,7 +1,7 @@
 import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
 import { lockForUpdate } from '../../../../core/db/transaction.ts'
 import type { DialectName } from '../../../../core/db/create-db.ts'
-import { prepared } from '../../prepared.ts'
+import { prepared } from '../../../../core/db/prepared.ts'
 import type { ExpressionBuilder } from 'kysely'
 import type { CardsTable, PaymentsDb, PaymentsTables, TrailRow, TransactionRow } from '../../tables.ts'
 import type { LedgerMerchant } from '../ledger/ledger.ts'
@@ -35,7 +35,7 @@ function appIsMember(eb: ExpressionBuilder<PaymentsTables, 'payments_transaction
     .as('member')
 }
 
-const transactionForApp = prepared<'id' | 'appId', TransactionRow & { member: unknown }>((db, p) =>
+const transactionForApp = prepared<PaymentsTables, 'id' | 'appId', TransactionRow & { member: unknown }>((db, p) =>
   db
     .selectFrom('payments_transactions')
     .selectAll('payments_transactions')
@@ -108,7 +108,7 @@ interface TrailColumns {
   tr_dispute_outcome: TrailRow['dispute_outcome']
 }
 
-const transactionWithTrailForApp = prepared<'id' | 'appId', TransactionRow & { member: unknown } & TrailColumns>((db, p) =>
+const transactionWithTrailForApp = prepared<PaymentsTables, 'id' | 'appId', TransactionRow & { member: unknown } & TrailColumns>((db, p) =>
   db
     .selectFrom('payments_transactions')
     .leftJoin('payments_trail', 'payments_trail.transaction_id', 'payments_transactions.id')
@@ -175,7 +175,7 @@ export interface MovementRow extends TransactionRow {
   m_dispute_fee: number
 }
 
-const transactionForMove = prepared<'id' | 'appId', MovementRow>((db, p, dialect) => {
+const transactionForMove = prepared<PaymentsTables, 'id' | 'appId', MovementRow>((db, p, dialect) => {
   const query = db
     .selectFrom('payments_transactions')
     .innerJoin('payments_merchants', 'payments_merchants.id', 'payments_transactions.merchant_id')
@@ -218,7 +218,7 @@ export async function findTransactionForMove(
   }
 }
 
-const setCounters = prepared<'id' | 'captured' | 'refunded' | 'voided' | 'disputed' | 'lost', never>((db, p) =>
+const setCounters = prepared<PaymentsTables, 'id' | 'captured' | 'refunded' | 'voided' | 'disputed' | 'lost', never>((db, p) =>
   db
     .updateTable('payments_transactions')
     .set({ captured_amount: p.captured, refunded_amount: p.refunded, voided_amount: p.voided, disputed_amount: p.disputed, lost_amount: p.lost })
@@ -263,7 +263,7 @@ export async function listTransactionsOfMerchant(
 }
 
 type TrailKey = keyof TrailRow
-const trailInsert = prepared<TrailKey, never>((db, p) =>
+const trailInsert = prepared<PaymentsTables, TrailKey, never>((db, p) =>
   db.insertInto('payments_trail').values({
     id: p.id,
     transaction_id: p.transaction_id,
@@ -284,7 +284,7 @@ export async function insertTrail(db: PaymentsDb, dialect: DialectName, row: Tra
   await trailInsert(db, dialect, row)
 }
 
-const trailOfOne = prepared<'id', TrailRow>((db, p) =>
+const trailOfOne = prepared<PaymentsTables, 'id', TrailRow>((db, p) =>
   db.selectFrom('payments_trail').selectAll().where('transaction_id', '=', p.id).orderBy('created', 'asc').orderBy('id', 'asc'),
 )
 

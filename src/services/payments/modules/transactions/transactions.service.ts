@@ -5,7 +5,7 @@ import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
 import { currencyExponent, formatMinor } from '../../../../core/money.ts'
 import type { PaymentsContext } from '../../context.ts'
-import { ownSqliteTransaction } from '../../prepared.ts'
+import { ownSqliteTransaction } from '../../../../core/db/prepared.ts'
 import {
   conflict,
   fieldError,

@@ -1,8 +1,7 @@
-import { type Compilable, CompiledQuery } from 'kysely'
-import type { DialectName } from '../../core/db/create-db.ts'
-import { type CompiledWithStandIns, compileWithStandIns } from '../../core/db/compiled-query.ts'
-import { type SqliteDirect, sqliteDirect } from '../../core/db/node-sqlite-dialect.ts'
-import type { PaymentsDb, PaymentsTables } from './tables.ts'
+import { type Compilable, CompiledQuery, type Kysely, type Transaction } from 'kysely'
+import { type CompiledWithStandIns, compileWithStandIns } from './compiled-query.ts'
+import type { DialectName } from './create-db.ts'
+import { type SqliteDirect, sqliteDirect } from './node-sqlite-dialect.ts'
 
 /** Kysely transactions opened by `ownSqliteTransaction`: they hold the SQLite connection. */
 const owned = new WeakMap<object, SqliteDirect>()
@@ -11,7 +10,7 @@ const owned = new WeakMap<object, SqliteDirect>()
  * Inside `withTransaction` on SQLite: lets the prepared statements of this transaction run
  * straight on the connection it holds (Kysely's executor costs as much as a small statement).
  */
-export function ownSqliteTransaction(root: PaymentsDb, trx: PaymentsDb): void {
+export function ownSqliteTransaction<DB>(root: Kysely<DB>, trx: Transaction<DB>): void {
   const direct = sqliteDirect(root)
   if (direct) owned.set(trx, direct)
 }
@@ -21,7 +20,7 @@ export function ownSqliteTransaction(root: PaymentsDb, trx: PaymentsDb): void {
  * when no transaction is open on the connection (a statement run synchronously then cannot
  * land inside another request's transaction); else undefined, and the query waits in Kysely.
  */
-function directFor(db: PaymentsDb): SqliteDirect | undefined {
+function directFor(db: object): SqliteDirect | undefined {
   const own = owned.get(db)
   if (own) return own
   const root = sqliteDirect(db)
@@ -29,19 +28,19 @@ function directFor(db: PaymentsDb): SqliteDirect | undefined {
 }
 
 /**
- * A query whose SQL is built once per dialect, then run with new parameters. On the hot paths
- * (GET /transactions/{id}, captures) Kysely's builder and compiler cost more than SQLite's own
- * execution; the statement text is the same every time, so it is built on first use.
+ * A query whose SQL is built once per dialect, then run with new parameters. On hot paths
+ * (GET /transactions/{id}, captures, chat turns) Kysely's builder and compiler cost more than
+ * SQLite's own execution; the statement text is the same every time, so it is built on first use.
  *
  * `build` receives a parameter object whose properties stand for the values; every value the
  * query needs must come from it (a literal would be baked into the cached SQL — refused).
  */
-export function prepared<K extends string, R>(build: (db: PaymentsDb, parameters: Record<K, never>, dialect: DialectName) => Compilable<R>) {
+export function prepared<DB, K extends string, R>(build: (db: Kysely<DB>, parameters: Record<K, never>, dialect: DialectName) => Compilable<R>) {
   const cache = new Map<DialectName, CompiledWithStandIns<K>>()
-  return async (db: PaymentsDb, dialect: DialectName, values: Record<K, unknown>): Promise<{ rows: R[]; numAffectedRows?: bigint }> => {
+  return async (db: Kysely<DB>, dialect: DialectName, values: Record<K, unknown>): Promise<{ rows: R[]; numAffectedRows?: bigint }> => {
     let entry = cache.get(dialect)
     if (!entry) {
-      entry = compileWithStandIns<PaymentsTables, K>(db, (root, standIns) => build(root, standIns, dialect))
+      entry = compileWithStandIns<DB, K>(db, (root, standIns) => build(root, standIns, dialect))
       cache.set(dialect, entry)
     }
     const parameters = entry.order.map((name) => values[name])
