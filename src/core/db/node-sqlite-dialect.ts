@@ -6,10 +6,15 @@ type SqliteValue = null | number | bigint | string | NodeJS.ArrayBufferView
 
 const STATEMENT_CACHE_SIZE = 256
 
+/** Statements that cannot write; anything else counts as a possible write (see `localWrites`). */
+const READ_ONLY = /^\s*select\s/i
+
 /** Kysely's SqliteDialect expects better-sqlite3's statement shape; this adapts node:sqlite to it. */
 class NodeSqliteDatabase {
   #db: DatabaseSync
-  #statements = new Map<string, { statement: StatementSync; reader: boolean; toRow: (values: unknown[]) => Record<string, unknown> }>()
+  #statements = new Map<string, { statement: StatementSync; reader: boolean; writes: boolean; toRow: (values: unknown[]) => Record<string, unknown> }>()
+  #writes = 0
+  #dataVersion: StatementSync | undefined
 
   constructor(db: DatabaseSync) {
     this.#db = db
@@ -24,14 +29,16 @@ class NodeSqliteDatabase {
       // each into a plain object cost more than SQLite's own work on a 40-row read. Rows read as
       // arrays and built with the same keys in the same order share one fast object shape.
       statement.setReturnArrays(true)
-      cached = { statement, reader: names.length > 0, toRow: rowBuilder(names) }
+      cached = { statement, reader: names.length > 0, writes: !READ_ONLY.test(sql), toRow: rowBuilder(names) }
       if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
         const oldest = this.#statements.keys().next().value
         if (oldest !== undefined) this.#statements.delete(oldest)
       }
       this.#statements.set(sql, cached)
     }
-    const { statement, reader, toRow } = cached
+    const { statement, reader, writes, toRow } = cached
+    // Counted before running: a statement that fails half-way may still have written.
+    if (writes) this.#writes++
     return {
       reader,
       all: (parameters: readonly unknown[]) => (statement.all(...toSqlite(parameters)) as unknown as unknown[][]).map(toRow),
@@ -44,6 +51,20 @@ class NodeSqliteDatabase {
 
   get inTransaction(): boolean {
     return this.#db.isTransaction
+  }
+
+  /** How many statements run on this connection may have written (anything but a plain SELECT). */
+  get localWrites(): number {
+    return this.#writes
+  }
+
+  /**
+   * SQLite's data_version: it moves when another connection (another process) commits, not
+   * on this connection's own commits. Costs a read lock, like a small query.
+   */
+  externalVersion(): number {
+    this.#dataVersion ??= this.#db.prepare('pragma data_version')
+    return (this.#dataVersion.get() as { data_version: number }).data_version
   }
 
   close() {
@@ -107,6 +128,10 @@ class NodeSqliteDialect extends SqliteDialect {
  */
 export interface SqliteDirect {
   readonly inTransaction: boolean
+  /** Statements run on this connection that may have written: unchanged means no local write. */
+  readonly localWrites: number
+  /** Unchanged means no other connection (process) has committed in between. */
+  externalVersion(): number
   execute(sql: string, parameters: readonly unknown[]): { rows: unknown[]; numAffectedRows?: bigint }
 }
 
@@ -124,6 +149,10 @@ export function registerSqliteDirect(db: object, dialect: SqliteDialect): void {
     get inTransaction() {
       return database.inTransaction
     },
+    get localWrites() {
+      return database.localWrites
+    },
+    externalVersion: () => database.externalVersion(),
     execute(sql, parameters) {
       const statement = database.prepare(sql)
       if (statement.reader) return { rows: statement.all(parameters) }

@@ -26,6 +26,12 @@ export const paymentsSection = defineSection(
       default: '30m',
       description: 'how long a vault token (POST /vault) can be used, e.g. 30m',
     }),
+    PAYMENTS_READ_CACHE_LAG: Type.String({
+      pattern: DURATION_PATTERN,
+      default: '100ms',
+      description:
+        'on SQLite, how long GET /transactions/{id} may answer from memory before noticing a write by another process on the same file, e.g. 100ms (0s: it checks on every read; this instance\'s own writes are seen at once)',
+    }),
     PAYMENTS_PUBLIC_URL: Env.optionalString('the public base URL of the payments service, e.g. https://pay.example.com (unset: taken from each request)', {
       pattern: '^https?://',
     }),
@@ -40,6 +46,7 @@ export const paymentsSection = defineSection(
     rateLimit: parseRateLimit(env.PAYMENTS_RATE_LIMIT),
     idempotencyTtlMs: parseDuration(env.PAYMENTS_IDEMPOTENCY_TTL),
     vaultTokenTtlMs: parseDuration(env.PAYMENTS_VAULT_TOKEN_TTL),
+    readCacheMaxLagMs: parseDuration(env.PAYMENTS_READ_CACHE_LAG),
     publicUrl: env.PAYMENTS_PUBLIC_URL?.replace(/\/+$/, ''),
   }),
 )
