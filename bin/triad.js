@@ -23,7 +23,7 @@ if (major < 24) {
   // Under sustained load V8 sometimes decided to pretenure an allocation site that runs once
   // per request: from then on every request's objects survived young-generation collections
   // (10-20 ms scavenges, CPU per request up 50-80 %), at random from one start to the next.
-  // See "Garbage collector flags" in docs/decisions.md.
+  // See "Garbage collector flag" in docs/decisions.md.
   setFlagsFromString('--no-allocation-site-pretenuring')
   process.removeAllListeners('warning')
   process.on('warning', (warning) => {

@@ -145,7 +145,7 @@ export function openSseStream(request: FastifyRequest, reply: FastifyReply, opti
     },
     signal: controller.signal,
     // A plain property, not a getter: a getter closure per stream gives each stream object its
-    // own hidden class (see "Garbage collector flags" in docs/decisions.md).
+    // own hidden class (see "Garbage collector flag" in docs/decisions.md).
     closed: false,
   }
   return stream
