@@ -7,8 +7,9 @@ import { type SqliteDirect, sqliteDirect } from './node-sqlite-dialect.ts'
 const owned = new WeakMap<object, SqliteDirect>()
 
 /**
- * Inside `withTransaction` on SQLite: lets the prepared statements of this transaction run
- * straight on the connection it holds (Kysely's executor costs as much as a small statement).
+ * Lets the prepared statements of a SQLite transaction run straight on the connection it holds
+ * (Kysely's executor costs as much as a small statement). `withTransaction` does this for
+ * every transaction it opens.
  */
 export function ownSqliteTransaction<DB>(root: Kysely<DB>, trx: Transaction<DB>): void {
   const direct = sqliteDirect(root)

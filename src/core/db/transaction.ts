@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Kysely, Transaction } from 'kysely'
 import type { Database } from './create-db.ts'
+import { ownSqliteTransaction } from './prepared.ts'
 import { isRetryableConflict } from './errors.ts'
 
 export interface TransactionOptions {
@@ -29,7 +30,12 @@ export async function withTransaction<DB, T>(
     try {
       let builder = database.db.transaction()
       if (database.dialect === 'postgres') builder = builder.setIsolationLevel(options.isolation ?? 'read committed')
-      return await builder.execute(work)
+      return await builder.execute((trx) => {
+        // On SQLite the transaction holds the one connection: prepared statements run in it go
+        // straight to that connection (core/db/prepared.ts).
+        ownSqliteTransaction(database.db, trx)
+        return work(trx)
+      })
     } catch (error) {
       if (attempt >= maxAttempts || !isRetryableConflict(error)) throw error
       // Jittered exponential back-off so that retrying transactions do not collide again.

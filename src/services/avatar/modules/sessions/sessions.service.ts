@@ -1,7 +1,6 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { Clock } from '../../../../core/clock.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
-import { ownSqliteTransaction } from '../../../../core/db/prepared.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import { AppError } from '../../../../core/errors/app-error.ts'
 import type { Action, Emotion } from '../chat/chat.constants.ts'
@@ -75,11 +74,7 @@ export function createSessionsService(deps: SessionsServiceDeps) {
 
   const appendIn = (trx: Transaction<ChatTables>, item: PendingAppend) =>
     repository.appendMessages(trx, database.dialect, item.id, item.at, item.cutoff, item.messages)
-  const appendAlone = (item: PendingAppend) =>
-    withTransaction(database, (trx) => {
-      ownSqliteTransaction(db, trx)
-      return appendIn(trx, item)
-    })
+  const appendAlone = (item: PendingAppend) => withTransaction(database, (trx) => appendIn(trx, item))
 
   // SQLite has one writer and pays for each commit (a WAL write); appends that arrive together
   // share one transaction instead. Each caller still returns only after its rows are committed.
@@ -92,7 +87,6 @@ export function createSessionsService(deps: SessionsServiceDeps) {
       const batch = queue.splice(0, MAX_BATCH)
       try {
         await withTransaction(database, async (trx) => {
-          ownSqliteTransaction(db, trx)
           for (const { item } of batch) await appendIn(trx, item)
         })
         for (const waiter of batch) waiter.resolve()

@@ -6,7 +6,6 @@ import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
 import { currencyExponent, formatMinor } from '../../../../core/money.ts'
 import type { PaymentsContext } from '../../context.ts'
-import { ownSqliteTransaction } from '../../../../core/db/prepared.ts'
 import {
   conflict,
   fieldError,
@@ -169,10 +168,7 @@ export async function recordTransaction(deps: { db: PaymentsDb; ids: IdGenerator
 /** Runs a money movement in one database transaction; a conflict that outlived the retries is a 409. */
 export async function inTransaction<T>(ctx: PaymentsContext, work: (trx: PaymentsDb) => Promise<T>): Promise<T> {
   try {
-    return await withTransaction(ctx.database, (trx) => {
-      ownSqliteTransaction(ctx.db, trx)
-      return work(trx)
-    })
+    return await withTransaction(ctx.database, work)
   } catch (error) {
     if (isRetryableConflict(error)) throw conflict('The transaction was changed concurrently; try again')
     throw error
