@@ -1,5 +1,4 @@
 import { type Compilable, CompiledQuery, type Kysely, type Transaction } from 'kysely'
-import { type CompiledWithStandIns, compileWithStandIns } from './compiled-query.ts'
 import type { DialectName } from './create-db.ts'
 import { type SqliteDirect, sqliteDirect } from './node-sqlite-dialect.ts'
 
@@ -26,6 +25,32 @@ function directFor(db: object): SqliteDirect | undefined {
   if (own) return own
   const root = sqliteDirect(db)
   return root && !root.inTransaction ? root : undefined
+}
+
+const STAND_IN = '\u0000value:'
+
+interface CompiledWithStandIns<K extends string> {
+  sql: string
+  /** The names of the values, in the order of the statement's parameters. */
+  order: K[]
+}
+
+/**
+ * Compiles the query `build` makes from stand-ins for its values, so that its SQL can be
+ * cached and run again with new values. Every value must come from the stand-ins: a literal
+ * would be baked into the cached SQL, so it is refused.
+ */
+function compileWithStandIns<DB, K extends string>(
+  db: Kysely<DB>,
+  build: (db: Kysely<DB>, values: Record<K, never>) => Compilable<unknown>,
+): CompiledWithStandIns<K> {
+  const standIns = new Proxy({} as Record<K, never>, { get: (_target, name) => `${STAND_IN}${String(name)}` })
+  const compiled = build(db, standIns).compile()
+  const order = compiled.parameters.map((parameter) => {
+    if (typeof parameter !== 'string' || !parameter.startsWith(STAND_IN)) throw new Error(`a literal value in a query compiled once: ${compiled.sql}`)
+    return parameter.slice(STAND_IN.length) as K
+  })
+  return { sql: compiled.sql, order }
 }
 
 /**

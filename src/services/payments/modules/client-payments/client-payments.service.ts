@@ -57,7 +57,7 @@ interface CheckedPayment {
  */
 export function createClientPaymentsService(ctx: PaymentsContext, vault: VaultService) {
   async function check(body: PaymentBody, sealer: Sealer): Promise<CheckedPayment> {
-    const merchant = await findMerchantByKey(ctx.db, body.integration.key)
+    const merchant = await findMerchantByKey(ctx.db, ctx.database.dialect, body.integration.key)
     if (!merchant) throw clientErrors.integrationKeyUnknown()
     if (merchant.test === 1 && body.test === undefined)
       throw clientErrors.testModeMixed('the merchant is in test mode, so the payment needs a `test` object (it may be {})')

@@ -46,7 +46,7 @@ export function createHostedPageService(ctx: PaymentsContext) {
     async resolve(query: LinkQuery): Promise<LinkResult> {
       const key = query.key?.trim()
       if (!key) return { ok: false, status: 400, message: 'errorKeyMissing' }
-      const merchant = UUID.test(key) ? await findMerchantByKey(ctx.db, key) : undefined
+      const merchant = UUID.test(key) ? await findMerchantByKey(ctx.db, ctx.database.dialect, key) : undefined
       if (!merchant) return { ok: false, status: 404, message: 'errorKeyUnknown' }
       const test = query.test !== undefined && YES.has(query.test.toLowerCase())
       if (merchant.test === 1 && !test) return { ok: false, status: 400, message: 'errorTestMissing' }

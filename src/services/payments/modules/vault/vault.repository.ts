@@ -1,4 +1,5 @@
-import { compiledOnce } from '../../../../core/db/compiled-query.ts'
+import type { DialectName } from '../../../../core/db/create-db.ts'
+import { prepared } from '../../../../core/db/prepared.ts'
 import type { VaultDb } from './vault.table.ts'
 
 // All SQL of the vault. Sealed columns are selected only where they are about to be opened.
@@ -27,12 +28,12 @@ export async function markSpent(db: VaultDb, tokenHash: string, expires: string)
   return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
 }
 
-const isSpentQuery = compiledOnce((db: VaultDb, v: Record<'hash', never>) =>
+const isSpentQuery = prepared((db: VaultDb, v: Record<'hash', never>) =>
   db.selectFrom('payments_vault_spent_tokens').select('token_hash').where('token_hash', '=', v.hash),
 )
 
-export async function isSpent(db: VaultDb, tokenHash: string): Promise<boolean> {
-  return (await isSpentQuery(db, { hash: tokenHash })).rows.length > 0
+export async function isSpent(db: VaultDb, dialect: DialectName, tokenHash: string): Promise<boolean> {
+  return (await isSpentQuery(db, dialect, { hash: tokenHash })).rows.length > 0
 }
 
 export async function deleteSpentExpiredBefore(db: VaultDb, now: string): Promise<void> {

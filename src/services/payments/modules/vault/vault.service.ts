@@ -99,7 +99,7 @@ export function createVaultService(deps: VaultDeps) {
       const now = deps.clock.now()
       if (!content || content.e <= now.getTime()) throw clientErrors.tokenInvalid(path)
       const hash = hashSecretToken(token)
-      if (await repo.isSpent(db, hash)) throw clientErrors.tokenInvalid(path)
+      if (await repo.isSpent(db, deps.database.dialect, hash)) throw clientErrors.tokenInvalid(path)
       if (content.t !== type) throw clientErrors.tokenTypeUnexpected(path)
       return { hash, value: content.v, expires: new Date(content.e).toISOString() }
     },
