@@ -17,7 +17,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { parseArgs } from 'node:util'
 import { type Kysely, sql } from 'kysely'
 import { systemClock } from '../src/core/clock.ts'
-import { createDb } from '../src/core/db/create-db.ts'
+import { createDb, type DialectName } from '../src/core/db/create-db.ts'
 import { migrateToLatest } from '../src/core/db/migrator.ts'
 import { createIdGenerator } from '../src/core/ids.ts'
 import { migrations } from '../src/services/payments/migrations/index.ts'
@@ -81,7 +81,7 @@ async function withCpu<T extends { requestsPerSecond: number }>(cpu: () => numbe
 const median = (items: number[]) => [...items].sort((a, b) => a - b)[Math.floor(items.length / 2)]
 
 /** Creates an app and a test EUR merchant over HTTP, then seeds authorizations through the service layer. */
-async function seed(url: string, db: Kysely<PaymentsTables>, count: number): Promise<{ key: string; transactionIds: string[] }> {
+async function seed(url: string, db: Kysely<PaymentsTables>, dialect: DialectName, count: number): Promise<{ key: string; transactionIds: string[] }> {
   const app = (await (await fetch(`${url}/apps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as {
     app: { key: string }
   }
@@ -102,7 +102,7 @@ async function seed(url: string, db: Kysely<PaymentsTables>, count: number): Pro
   const transactionIds: string[] = []
   for (let index = 0; index < count; index++) {
     const row = await recordTransaction(
-      { db, ids, clock: systemClock },
+      { db, database: { dialect }, ids, clock: systemClock },
       {
         merchant: { id: merchant.id, test: 1, descriptor: merchant.descriptor },
         amount: 1_000_000_000,
@@ -122,7 +122,7 @@ async function seedMore(db: Kysely<PaymentsTables>, existingId: string, count: n
   const transactionIds: string[] = []
   for (let index = 0; index < count; index++) {
     const row = await recordTransaction(
-      { db, ids, clock: systemClock },
+      { db, database: { dialect: 'sqlite' }, ids, clock: systemClock },
       {
         merchant: { id: merchant_id, test: 1, descriptor: 'BENCH' },
         amount,
@@ -204,7 +204,7 @@ async function rawSqliteLoop(seconds: number): Promise<{ perSecond: number; cpuP
   const transactionIds: string[] = []
   for (let index = 0; index < transactionCount; index++) {
     const row = await recordTransaction(
-      { db, ids, clock: systemClock },
+      { db, database: { dialect: 'sqlite' }, ids, clock: systemClock },
       {
         merchant: { id: 'm', test: 1, descriptor: 'd' },
         amount: 1_000_000_000,
@@ -298,7 +298,7 @@ const baseline = await startBaseline()
 const triad = await startTriad({ DATABASE_URL: sqliteUrl, PAYMENTS_RATE_LIMIT: '0' })
 try {
   const seedDb = await createDb(sqliteUrl)
-  const { key, transactionIds } = await seed(triad.url, seedDb.db as Kysely<PaymentsTables>, transactionCount)
+  const { key, transactionIds } = await seed(triad.url, seedDb.db as Kysely<PaymentsTables>, seedDb.dialect, transactionCount)
   await seedDb.destroy()
 
   const triadCaptures: number[] = []
@@ -369,7 +369,7 @@ if (admin) {
   const pgUrl = `${values.pg}${values.pg.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`
   const pgTriad = await startTriad({ DATABASE_URL: pgUrl, PAYMENTS_RATE_LIMIT: '0' })
   try {
-    const { key, transactionIds } = await seed(pgTriad.url, admin.db as Kysely<PaymentsTables>, transactionCount)
+    const { key, transactionIds } = await seed(pgTriad.url, admin.db as Kysely<PaymentsTables>, admin.dialect, transactionCount)
     console.log(`Captures on PostgreSQL (${rounds} rounds × ${durationSeconds} s, ${connections} connections, ${transactionCount} transactions)`)
     for (let round = 0; round < rounds; round++) printCaptures(`triad #${round + 1}`, await captureLoad(pgTriad.url, key, transactionIds))
   } finally {

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Clock } from './clock.ts'
+import { pooledRandomBytes } from './security/random-pool.ts'
 
 export interface IdGenerator {
   /** A random RFC 4122 version 4 UUID. */
@@ -24,7 +25,7 @@ export function createIdGenerator(clock: Clock): IdGenerator {
       counter = (counter + 1) % 0x1000000
       return seconds.toString(16).padStart(8, '0') + processPart + counter.toString(16).padStart(6, '0')
     },
-    prefixed: (prefix) => `${prefix}_${randomBytes(12).toString('hex')}`,
+    prefixed: (prefix) => `${prefix}_${pooledRandomBytes(12).toString('hex')}`,
   }
 }
 

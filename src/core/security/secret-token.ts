@@ -1,8 +1,9 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { pooledRandomBytes } from './random-pool.ts'
 
 /** A random URL-safe secret of `bytes` bytes, optionally with a readable prefix (`hof_…`). */
 export function generateSecretToken(bytes = 32, prefix?: string): string {
-  const body = randomBytes(bytes).toString('base64url')
+  const body = pooledRandomBytes(bytes).toString('base64url')
   return prefix ? `${prefix}_${body}` : body
 }
 

@@ -68,7 +68,7 @@ export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger
     }
   }
   mailer ??= outbox
-  const processor = deps.processor ?? createSandboxProcessor({ db, clock: deps.clock, fx })
+  const processor = deps.processor ?? createSandboxProcessor({ db, dialect: deps.database.dialect, clock: deps.clock, fx })
   return {
     database: { db, dialect: deps.database.dialect },
     db,

@@ -79,7 +79,7 @@ export async function authorize(
   const merchant = await test.db.selectFrom('payments_merchants').select(['id', 'test', 'descriptor']).where('id', '=', merchantId).executeTakeFirstOrThrow()
   const expiry = options.expiry ?? { year: 2030, month: 8 }
   const row = await recordTransaction(
-    { db: test.db, ids: createIdGenerator(test.clock), clock: test.clock },
+    { db: test.db, database: test.database, ids: createIdGenerator(test.clock), clock: test.clock },
     {
       merchant,
       amount: options.amount ?? 300,

@@ -1,8 +1,12 @@
 import type { Clock } from '../../../core/clock.ts'
+import type { DialectName } from '../../../core/db/create-db.ts'
+import { prepared } from '../../../core/db/prepared.ts'
 import type { FxTable } from '../modules/ledger/fx.ts'
 import { convert, hasRate } from '../modules/ledger/fx.ts'
-import type { PaymentsDb, SandboxCardsTable } from '../tables.ts'
+import type { PaymentsDb, PaymentsTables, SandboxCardsTable } from '../tables.ts'
 import type { AuthorizeRequest, AuthorizeResult, CardProcessor } from './card-processor.port.ts'
+
+const cardState = prepared<PaymentsTables, 'ref', SandboxCardsTable>((db, p) => db.selectFrom('payments_sandbox_cards').selectAll().where('card_ref', '=', p.ref))
 
 /** What a sandbox card's status means for a charge (codes of paylike/processing-errors). */
 const DECLINE_BY_STATUS = { invalid: 10, expired: 6, disabled: 9, lost: 10 } as const
@@ -14,7 +18,7 @@ const DECLINE_BY_STATUS = { invalid: 10, expired: 6, disabled: 9, lost: 10 } as 
  * charges, so a recurring decline (expired, insufficient funds) can be produced on purpose; an
  * approved charge draws the amount from the card's balance.
  */
-export function createSandboxProcessor(deps: { db: PaymentsDb; clock: Clock; fx: FxTable }): CardProcessor & {
+export function createSandboxProcessor(deps: { db: PaymentsDb; dialect: DialectName; clock: Clock; fx: FxTable }): CardProcessor & {
   setCardState(ref: string, state: Partial<Omit<SandboxCardsTable, 'card_ref' | 'updated'>>): Promise<void>
 } {
   const inCurrency = (amount: number, from: string, to: string) =>
@@ -29,7 +33,7 @@ export function createSandboxProcessor(deps: { db: PaymentsDb; clock: Clock; fx:
       const ref = request.card.ref
       // The read, the checks and the draw on the balance are one conditional update, so two
       // charges at once cannot both spend the same balance.
-      const state = await deps.db.selectFrom('payments_sandbox_cards').selectAll().where('card_ref', '=', ref).executeTakeFirst()
+      const [state] = (await cardState(deps.db, deps.dialect, { ref })).rows
       if (!state) return { approved: true }
       if (state.status !== 'valid') return { approved: false, code: DECLINE_BY_STATUS[state.status] }
       if (state.limit_currency !== null && state.limit_amount !== null) {

@@ -6,8 +6,13 @@ import type { ExpressionBuilder } from 'kysely'
 import type { CardsTable, PaymentsDb, PaymentsTables, TrailRow, TransactionRow } from '../../tables.ts'
 import type { LedgerMerchant } from '../ledger/ledger.ts'
 
-export async function insertTransaction(db: PaymentsDb, row: TransactionRow): Promise<void> {
-  await db.insertInto('payments_transactions').values(row).execute()
+// Every column from the stand-ins: `transactionColumns` reads each one by name.
+const insertTransactionQuery = prepared<PaymentsTables, keyof TransactionRow, never>((db, p) =>
+  db.insertInto('payments_transactions').values(transactionColumns(p as unknown as TransactionRow)),
+)
+
+export async function insertTransaction(db: PaymentsDb, dialect: DialectName, row: TransactionRow): Promise<void> {
+  await insertTransactionQuery(db, dialect, row)
 }
 
 export async function findTransaction(db: PaymentsDb, id: string): Promise<TransactionRow | undefined> {

@@ -1,5 +1,6 @@
 import type { Clock } from '../../../../core/clock.ts'
 import { isRetryableConflict } from '../../../../core/db/errors.ts'
+import type { Database } from '../../../../core/db/create-db.ts'
 import { createReadCache } from '../../../../core/db/read-cache.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { PageRequest } from '../../../../core/http/pagination.ts'
@@ -133,7 +134,10 @@ export interface NewTransaction {
  * answered; recurring charges call it too. Pass an open database transaction as `db` to make it
  * part of a larger unit of work.
  */
-export async function recordTransaction(deps: { db: PaymentsDb; ids: IdGenerator; clock: Clock }, input: NewTransaction): Promise<TransactionRow> {
+export async function recordTransaction(
+  deps: { db: PaymentsDb; database: Pick<Database, 'dialect'>; ids: IdGenerator; clock: Clock },
+  input: NewTransaction,
+): Promise<TransactionRow> {
   const row: TransactionRow = {
     id: deps.ids.timeOrdered(),
     merchant_id: input.merchant.id,
@@ -161,7 +165,7 @@ export async function recordTransaction(deps: { db: PaymentsDb; ids: IdGenerator
     error: input.error ? JSON.stringify(input.error) : null,
     source_transaction_id: input.sourceTransactionId ?? null,
   }
-  await repo.insertTransaction(deps.db, row)
+  await repo.insertTransaction(deps.db, deps.database.dialect, row)
   return row
 }
 

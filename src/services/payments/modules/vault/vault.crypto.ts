@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, type KeyObject } from 'node:crypto'
+import { pooledRandomBytes } from '../../../../core/security/random-pool.ts'
 
 const VERSION = 'v1'
 
@@ -30,7 +31,7 @@ export function createSealer(rawKey: Buffer): Sealer {
   }
   return {
     seal(plain, aad) {
-      const iv = randomBytes(12)
+      const iv = pooledRandomBytes(12)
       const cipher = createCipheriv('aes-256-gcm', key, iv)
       cipher.setAAD(Buffer.from(aad))
       const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()])

@@ -18,14 +18,17 @@ export async function insertSecretIfAbsent(db: VaultDb, id: string, secret: stri
     .execute()
 }
 
-/** Records a token as spent; false when it was spent before (another request got there first). */
-export async function markSpent(db: VaultDb, tokenHash: string, expires: string): Promise<boolean> {
-  const result = await db
+const markSpentQuery = prepared((db: VaultDb, v: Record<'hash' | 'expires', never>) =>
+  db
     .insertInto('payments_vault_spent_tokens')
-    .values({ token_hash: tokenHash, expires })
-    .onConflict((oc) => oc.column('token_hash').doNothing())
-    .executeTakeFirst()
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
+    .values({ token_hash: v.hash, expires: v.expires })
+    .onConflict((oc) => oc.column('token_hash').doNothing()),
+)
+
+/** Records a token as spent; false when it was spent before (another request got there first). */
+export async function markSpent(db: VaultDb, dialect: DialectName, tokenHash: string, expires: string): Promise<boolean> {
+  const result = await markSpentQuery(db, dialect, { hash: tokenHash, expires })
+  return Number(result.numAffectedRows ?? 0n) === 1
 }
 
 const isSpentQuery = prepared((db: VaultDb, v: Record<'hash', never>) =>
@@ -40,8 +43,12 @@ export async function deleteSpentExpiredBefore(db: VaultDb, now: string): Promis
   await db.deleteFrom('payments_vault_spent_tokens').where('expires', '<=', now).execute()
 }
 
-export async function insertCard(db: VaultDb, row: { id: string; sealed: string; created: string }): Promise<void> {
-  await db.insertInto('payments_vault_cards').values(row).execute()
+const insertCardQuery = prepared((db: VaultDb, v: Record<'id' | 'sealed' | 'created', never>) =>
+  db.insertInto('payments_vault_cards').values({ id: v.id, sealed: v.sealed, created: v.created }),
+)
+
+export async function insertCard(db: VaultDb, dialect: DialectName, row: { id: string; sealed: string; created: string }): Promise<void> {
+  await insertCardQuery(db, dialect, row)
 }
 
 export async function findCardSealed(db: VaultDb, id: string): Promise<string | undefined> {

@@ -115,9 +115,9 @@ export function createVaultService(deps: VaultDeps) {
       const sealed = (await sealer()).seal(number, `card:${id}`)
       await withTransaction(deps.database, async (trx) => {
         for (const token of tokens) {
-          if (!(await repo.markSpent(trx, token.hash, token.expires))) throw clientErrors.tokenInvalid(token.path)
+          if (!(await repo.markSpent(trx, deps.database.dialect, token.hash, token.expires))) throw clientErrors.tokenInvalid(token.path)
         }
-        await repo.insertCard(trx, { id, sealed, created: now.toISOString() })
+        await repo.insertCard(trx, deps.database.dialect, { id, sealed, created: now.toISOString() })
       })
       await pruneSpent(now)
       return id
