@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
-import { compare, freePort, measure, printComparison, type RunningServer, startBaseline, stopper } from './lib.ts'
+import { compare, freePort, measure, printComparison, printPostCeiling, type RunningServer, startBaseline, stopper } from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -138,6 +138,7 @@ async function chatThroughput() {
       () => measure(triad.url, { path: '/v1/chat', method: 'POST', headers: { 'content-type': 'application/json' }, body, durationSeconds }),
     )
     printComparison(`POST /v1/chat (mock, one session, SQLite file) vs bare Fastify (${rounds} rounds × ${durationSeconds} s, 20 connections)`, result, 0.4)
+    await printPostCeiling(baseline.url, body, { durationSeconds })
   } finally {
     await Promise.all([baseline.stop(), triad.stop()])
   }

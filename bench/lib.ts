@@ -66,9 +66,9 @@ export function stopper(child: ChildProcess) {
   }
 }
 
-/** Starts the bare Fastify baseline in its own process. */
-export async function startBaseline(): Promise<RunningServer> {
-  const child = spawn(process.execPath, [join(root, 'bench/servers/baseline.ts')], { stdio: ['ignore', 'pipe', 'inherit'] })
+/** Starts the bare Fastify baseline (or another server of bench/servers) in its own process. */
+export async function startBaseline(server = 'baseline.ts'): Promise<RunningServer> {
+  const child = spawn(process.execPath, [join(root, 'bench/servers', server)], { stdio: ['ignore', 'pipe', 'inherit'] })
   const url = await waitForLine(child, /^(http:\/\/\S+)$/)
   return { url, pid: child.pid ?? 0, stop: stopper(child) }
 }
@@ -187,4 +187,24 @@ export function printComparison(name: string, result: { baseline: Measurement; s
   console.log(row('triad', result.subject))
   const verdict = target === undefined ? '' : result.ratio >= target ? `  (target ≥ ${target}: met)` : `  (target ≥ ${target}: NOT met)`
   console.log(`  ratio      ${result.ratio.toFixed(2)}${verdict}`)
+}
+
+/**
+ * The ceiling of a POST benchmark: bare Fastify answering `POST /` with `body` (parsed and
+ * validated, no work; bench/servers/baseline-post.ts) against the baseline's `GET /`, same
+ * run. A Triad route that does real work cannot be expected above this ratio.
+ */
+export async function printPostCeiling(baselineUrl: string, body: string, options: { durationSeconds: number; connections?: number }): Promise<void> {
+  const load = { durationSeconds: options.durationSeconds, connections: options.connections ?? 20 }
+  const post = await startBaseline('baseline-post.ts')
+  try {
+    const result = await compare(
+      1,
+      () => measure(baselineUrl, { path: '/', ...load }),
+      () => measure(post.url, { path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, body, ...load }),
+    )
+    printComparison(`  (reference) bare Fastify POST of a ${Buffer.byteLength(body)}-byte JSON body, no work, vs bare Fastify GET: the ceiling`, result)
+  } finally {
+    await post.stop()
+  }
 }

@@ -11,7 +11,7 @@
 // Usage: node bench/payments-client.ts [--rounds 3 --duration 5 --connections 20 --database sqlite:/dev/shm/triad.sqlite]
 import autocannon from 'autocannon'
 import { parseArgs } from 'node:util'
-import { type Measurement, compare, measure, printComparison, startBaseline, startTriad, toMeasurement, basicAuth } from './lib.ts'
+import { type Measurement, compare, measure, printComparison, printPostCeiling, startBaseline, startTriad, toMeasurement, basicAuth } from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -148,6 +148,19 @@ try {
     () => measure(triad.url, { path: '/healthz', connections, durationSeconds }),
   )
   printComparison('  (reference) GET /healthz of the same server vs bare Fastify', health)
+  // The final step's body: a payment with two vault tokens and a hint, as the client sends it.
+  const token = (length: number) => ({ token: `v1.${'x'.repeat(length)}` })
+  await printPostCeiling(
+    baseline.url,
+    JSON.stringify({
+      integration: { key },
+      amount: { currency: 'EUR', exponent: 2, value: 195 },
+      card: { number: token(110), code: token(95), expiry: { month: 12, year: 2030 } },
+      test: { tds: { challenge: false } },
+      hints: [`tds-fp-start.${'x'.repeat(52)}`],
+    }),
+    { durationSeconds, connections },
+  )
 } finally {
   await Promise.all([baseline.stop(), triad.stop()])
 }

@@ -9,7 +9,7 @@ const rounds = Number(values.rounds)
 const durationSeconds = Number(values.duration)
 
 const baseline = await startBaseline()
-const triad = await startTriad(process.env.BENCH_TRIAD_ENV ? Object.fromEntries(process.env.BENCH_TRIAD_ENV.split(' ').map((pair) => pair.split('=') as [string, string])) : {})
+const triad = await startTriad(process.env.BENCH_TRIAD_ENV ? Object.fromEntries(process.env.BENCH_TRIAD_ENV.split(' ').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])) : {})
 try {
   const results: Array<{ b: Awaited<ReturnType<typeof measureWithCpu>>; t: Awaited<ReturnType<typeof measureWithCpu>> }> = []
   for (let round = 0; round < rounds; round++) {
