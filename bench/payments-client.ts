@@ -8,10 +8,11 @@
 // Each autocannon connection runs that sequence in a loop; every final request stores an
 // authorization (tokens spent, card sealed and stored, transaction recorded). The fingerprint
 // frame itself runs in a browser and adds no proof the server needs, so it is not requested.
-// Usage: node bench/payments-client.ts [--rounds 3 --duration 5 --connections 20 --database sqlite:/dev/shm/triad.sqlite]
+// Then, with --steps N (default 4000; 0 skips it), the server's CPU per request of each step.
+// Usage: node bench/payments-client.ts [--rounds 3 --duration 5 --connections 20 --steps 4000 --database sqlite:/dev/shm/triad.sqlite]
 import autocannon from 'autocannon'
 import { parseArgs } from 'node:util'
-import { type Measurement, compare, measure, printComparison, printPostCeiling, startBaseline, startTriad, toMeasurement, basicAuth } from './lib.ts'
+import { type Measurement, compare, cpuMicros, measure, printComparison, printPostCeiling, type RunningServer, startBaseline, startTriad, toMeasurement, basicAuth } from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -19,6 +20,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '20' },
     database: { type: 'string', description: 'a DATABASE_URL for Triad (default: a fresh SQLite file in a temporary directory)' },
+    steps: { type: 'string', default: '4000', description: 'payments to prepare for the final-step measurement (0 skips the per-step figures)' },
   },
 })
 const rounds = Number(values.rounds)
@@ -46,17 +48,75 @@ interface Flow {
 let completed = 0
 let failures = 0
 
+const clientHeaders = { 'content-type': 'application/json', 'accept-version': '1' }
+
+function paymentBody(key: string, context: Flow, hints: string[]): string {
+  return JSON.stringify({
+    integration: { key },
+    amount: { currency: 'EUR', exponent: 2, value: 195 },
+    card: { number: context.number, code: context.code, expiry: { month: 12, year: 2030 } },
+    test: { tds: { challenge: false } },
+    hints,
+  })
+}
+
+async function clientPost(url: string, path: string, body: string): Promise<unknown> {
+  const response = await fetch(`${url}${path}`, { method: 'POST', headers: clientHeaders, body })
+  if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`)
+  return response.json()
+}
+
+/**
+ * Server CPU (user + system, from /proc) per request of each step of the round trip, each
+ * step loaded on its own. The final step needs fresh tokens and hints per request: `count`
+ * payments are prepared first, outside the measurement.
+ */
+async function stepCosts(server: RunningServer, baseline: RunningServer, key: string, count: number): Promise<void> {
+  const prepareOne = async (): Promise<Flow> => ({
+    number: await clientPost(server.url, '/vault', '{"type":"pcn","value":"4111111111111111"}'),
+    code: await clientPost(server.url, '/vault', '{"type":"pcsc","value":"123"}'),
+  })
+  const sample = await prepareOne()
+  const finals: string[] = []
+  for (let done = 0; done < count; done += connections) {
+    await Promise.all(
+      Array.from({ length: Math.min(connections, count - done) }, async () => {
+        const flow = await prepareOne()
+        const { hints } = (await clientPost(server.url, '/payments/challenges/tds-fingerprint', paymentBody(key, flow, []))) as { hints: string[] }
+        finals.push(paymentBody(key, flow, hints))
+      }),
+    )
+  }
+  const cpuPerRequest = async (request: Parameters<typeof autocannon>[0], of: RunningServer = server) => {
+    const before = cpuMicros(of.pid)
+    const result = await autocannon({ connections, ...request })
+    return { us: (cpuMicros(of.pid) - before) / Math.max(result.requests.total, 1), non2xx: result.non2xx }
+  }
+  const post = (path: string, body: string) => cpuPerRequest({ url: `${server.url}${path}`, method: 'POST', headers: clientHeaders, body, duration: durationSeconds })
+  let next = 0
+  const rows: Array<[string, { us: number; non2xx: number }]> = [
+    ['POST /vault (pcn)', await post('/vault', '{"type":"pcn","value":"4111111111111111"}')],
+    ['POST /payments (→ fingerprint challenge)', await post('/payments', paymentBody(key, sample, []))],
+    ['POST /payments/challenges/tds-fingerprint', await post('/payments/challenges/tds-fingerprint', paymentBody(key, sample, []))],
+    [
+      `POST /payments (→ authorizationId; ${finals.length} prepared payments)`,
+      await cpuPerRequest({
+        url: server.url,
+        amount: finals.length,
+        requests: [{ method: 'POST', path: '/payments', headers: clientHeaders, setupRequest: (request) => ({ ...request, body: finals[next++] }) }],
+      }),
+    ],
+    ['GET /healthz', await cpuPerRequest({ url: `${server.url}/healthz`, duration: durationSeconds })],
+    ['bare Fastify GET / (the baseline)', await cpuPerRequest({ url: baseline.url, duration: durationSeconds }, baseline)],
+  ]
+  console.log('  server CPU per request, each step loaded alone:')
+  for (const [name, { us, non2xx }] of rows) console.log(`    ${name.padEnd(62)} ${us.toFixed(1).padStart(6)} µs${non2xx ? `   (non-2xx ${non2xx})` : ''}`)
+}
+
 async function roundTrips(url: string, key: string): Promise<Measurement & { roundTripsPerSecond: number }> {
   completed = 0
-  const headers = { 'content-type': 'application/json', 'accept-version': '1' }
-  const body = (context: Flow, hints: string[]) =>
-    JSON.stringify({
-      integration: { key },
-      amount: { currency: 'EUR', exponent: 2, value: 195 },
-      card: { number: context.number, code: context.code, expiry: { month: 12, year: 2030 } },
-      test: { tds: { challenge: false } },
-      hints,
-    })
+  const headers = clientHeaders
+  const body = (context: Flow, hints: string[]) => paymentBody(key, context, hints)
   const result = await autocannon({
     url,
     connections,
@@ -161,6 +221,7 @@ try {
     }),
     { durationSeconds, connections },
   )
+  if (Number(values.steps) > 0) await stepCosts(triad, baseline, key, Number(values.steps))
 } finally {
   await Promise.all([baseline.stop(), triad.stop()])
 }
