@@ -1,48 +1,15 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync } from 'node:fs'
-import { createServer, type AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { it } from 'node:test'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { startTriadProcess } from '../../../helpers/triad-process.ts'
 
-const root = new URL('../../../../', import.meta.url).pathname
 const NUMBER = '4111111111111111'
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  server.close()
-  return port
-}
 
 // A real `triad serve` at the most verbose log level: whatever happens to a card number — a
 // payment, a refused number, a body that is not JSON, an unknown path — the logs never hold it
 // (nor a vault token).
 it('never writes a card number or a vault token to the log, even at trace level', { timeout: 60_000 }, async (t) => {
-  const port = await freePort()
-  const dir = mkdtempSync(join(tmpdir(), 'triad-logs-'))
-  const child = spawn(process.execPath, [join(root, 'bin/triad.js'), 'serve', '--port', String(port)], {
-    env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 't.sqlite')}`, LOG_LEVEL: 'trace', TRIAD_SERVICES: 'payments', PAYMENTS_RATE_LIMIT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let logs = ''
-  child.stdout.on('data', (chunk: Buffer) => (logs += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (logs += chunk.toString()))
-  t.after(() => {
-    if (child.exitCode === null) child.kill('SIGKILL')
-  })
-  const base = `http://127.0.0.1:${port}`
-  for (let attempt = 0; ; attempt++) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break
-    } catch {}
-    assert.ok(attempt < 200, `triad did not start: ${logs.slice(-500)}`)
-    await sleep(100)
-  }
+  const { base, child, output } = await startTriadProcess(t, { LOG_LEVEL: 'trace', TRIAD_SERVICES: 'payments', PAYMENTS_RATE_LIMIT: '0' })
   const json = { 'content-type': 'application/json', 'accept-version': '1' }
   const post = async (path: string, body: string, headers: Record<string, string> = json) => {
     const response = await fetch(`${base}${path}`, { method: 'POST', headers, body })
@@ -70,7 +37,9 @@ it('never writes a card number or a vault token to the log, even at trace level'
   assert.equal((await post('/vault', `{"type":"pcn","value":"${NUMBER}${NUMBER}"}`)).status, 400, 'too long')
   assert.equal((await post('/payments/nowhere', `{"value":"${NUMBER}"}`)).status, 404)
   child.kill('SIGTERM')
-  await once(child, 'exit')
+  // 'close', not 'exit': the last lines may still be in the pipes when the process exits.
+  await once(child, 'close')
+  const logs = output()
 
   assert.match(logs, /request completed/, 'the log was captured')
   assert.ok(!logs.includes(NUMBER) && !logs.includes('411111111111111'), 'no card number in the log')

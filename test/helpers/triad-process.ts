@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict'
+import { type ChildProcessByStdio, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync } from 'node:fs'
+import { type AddressInfo, createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Readable } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Cleanup } from './build-app.ts'
+
+const triad = new URL('../../bin/triad.js', import.meta.url).pathname
+
+export interface TriadProcess {
+  base: string
+  child: ChildProcessByStdio<null, Readable, Readable>
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  server.close()
+  return port
+}
+
+/**
+ * A real `triad serve` through `bin/triad.js`, as an operator starts it, on a fresh SQLite file
+ * and a free port; returns once `/healthz` answers. Killed when the test ends.
+ */
+export async function startTriadProcess(t: Cleanup, env: Record<string, string> = {}): Promise<TriadProcess> {
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'triad-process-'))
+  const child = spawn(process.execPath, [triad, 'serve', '--port', String(port)], {
+    env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 't.sqlite')}`, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  t.after(() => {
+    if (child.exitCode === null) child.kill('SIGKILL')
+  })
+  const base = `http://127.0.0.1:${port}`
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break
+    } catch {}
+    assert.ok(attempt < 200 && child.exitCode === null, `triad serve did not start: ${output.slice(-500)}`)
+    await sleep(100)
+  }
+  return { base, child, output: () => output }
+}
