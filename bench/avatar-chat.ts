@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
-import { compare, freePort, measure, printComparison, printPostCeiling, type RunningServer, startBaseline, stopper } from './lib.ts'
+import { compare, freePort, measureWithCpu, printComparison, printPostCeiling, type RunningServer, startBaseline, stopper } from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -132,12 +132,28 @@ async function chatThroughput() {
   const triad = await startAvatar({ AVATAR_RATE_LIMIT: '100000000/min' })
   try {
     const body = JSON.stringify({ sessionId: 'bench-session', userText: 'Hello there, how are you today?' })
+    const chatLoad = (text: string) => ({ path: '/v1/chat', method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: text, durationSeconds })
+    const cpu = { baseline: [] as number[], triad: [] as number[] }
     const result = await compare(
       rounds,
-      () => measure(baseline.url, { path: '/', durationSeconds }),
-      () => measure(triad.url, { path: '/v1/chat', method: 'POST', headers: { 'content-type': 'application/json' }, body, durationSeconds }),
+      async () => {
+        const measured = await measureWithCpu(baseline, { path: '/', durationSeconds })
+        cpu.baseline.push(measured.cpuPerRequestUs)
+        return measured
+      },
+      async () => {
+        const measured = await measureWithCpu(triad, chatLoad(body))
+        cpu.triad.push(measured.cpuPerRequestUs)
+        return measured
+      },
     )
     printComparison(`POST /v1/chat (mock, one session, SQLite file) vs bare Fastify (${rounds} rounds × ${durationSeconds} s, 20 connections)`, result, 0.4)
+    const withoutSession = await measureWithCpu(triad, chatLoad(JSON.stringify({ userText: 'Hello there, how are you today?' })))
+    const health = await measureWithCpu(triad, { path: '/healthz', durationSeconds })
+    console.log(
+      `  server CPU µs/request (median of rounds): baseline ${median(cpu.baseline).toFixed(1)}, triad ${median(cpu.triad).toFixed(1)}; ` +
+        `the same chat without a session (nothing written) ${withoutSession.cpuPerRequestUs.toFixed(1)}; GET /healthz ${health.cpuPerRequestUs.toFixed(1)}`,
+    )
     await printPostCeiling(baseline.url, body, { durationSeconds })
   } finally {
     await Promise.all([baseline.stop(), triad.stop()])
