@@ -2,8 +2,9 @@
 // Entry point of the `triad` command. Triad needs Node 24 (type stripping, node:sqlite);
 // `npm ci` installs it into node_modules, so an older `node` on the PATH re-runs this
 // file with that binary instead of failing.
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { constants } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setFlagsFromString } from 'node:v8'
@@ -17,8 +18,11 @@ if (major < 24) {
     console.error(`triad: Node.js 24 or later is required (this is ${process.version}); run \`npm ci\` in ${root} first.`)
     process.exit(1)
   }
-  const result = spawnSync(bundled, ['--disable-warning=ExperimentalWarning', ...youngGenerationCap(), ...process.argv.slice(1)], { stdio: 'inherit' })
-  process.exit(result.status ?? 1)
+  const child = spawn(bundled, ['--disable-warning=ExperimentalWarning', ...youngGenerationCap(), ...process.argv.slice(1)], { stdio: 'inherit' })
+  // A process manager signals the pid it started, this one: pass the signal on, or the server
+  // would outlive its launcher (a second Ctrl-C, or one for the whole group, reaches both).
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => child.kill(signal))
+  child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)))
 } else if (youngGenerationCap().length > 0 && typeof process.execve === 'function' && process.platform !== 'win32') {
   // Heap sizes are fixed when V8 starts, so the flag needs a fresh start: execve keeps the pid.
   process.execve(process.execPath, [process.execPath, ...youngGenerationCap(), ...process.execArgv, ...process.argv.slice(1)], process.env)

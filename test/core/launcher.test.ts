@@ -1,7 +1,18 @@
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { once } from 'node:events'
 import { existsSync, readFileSync } from 'node:fs'
 import { describe, it, type TestContext } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { startTriadProcess } from '../helpers/triad-process.ts'
+
+/** A Node older than 24 on this machine (Debian's), which makes the launcher start the bundled one. */
+function olderNode(): string | undefined {
+  const node = '/usr/bin/node'
+  if (!existsSync(node)) return undefined
+  const major = Number(spawnSync(node, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).stdout.trim())
+  return major < 24 ? node : undefined
+}
 
 /** The command line of the process that serves, read from /proc. */
 async function servingCommandLine(t: TestContext, env: Record<string, string>): Promise<string[]> {
@@ -22,3 +33,23 @@ describe('bin/triad.js serve', { skip: !existsSync('/proc/self/cmdline') && 'nee
     assert.ok(!args.some((arg) => arg.startsWith('--max-semi-space-size')), args.join(' '))
   })
 })
+
+describe('bin/triad.js under a Node older than 24', { skip: !olderNode() && 'no Node < 24 at /usr/bin/node' }, () => {
+  it('passes SIGTERM on to the bundled Node it started, and exits with it', async (t) => {
+    const { base, child, output } = await startTriadProcess(t, { LOG_LEVEL: 'info', TRIAD_SERVICES: 'avatar' }, { node: olderNode() })
+    const [serving] = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(' ').map(Number)
+    assert.ok(serving > 0, 'the launcher has a child: the bundled Node')
+    t.after(() => {
+      if (existsSync(`/proc/${serving}`)) process.kill(serving, 'SIGKILL')
+    })
+    child.kill('SIGTERM')
+    // An orphaned server would keep the pipes open, and 'close' would never come.
+    const closed = await Promise.race([once(child, 'close'), sleep(15_000).then(() => 'timed out' as const)])
+    assert.notEqual(closed, 'timed out', 'the launcher and its server ended within 15 s')
+    assert.equal(closed[0], 0)
+    assert.match(output(), /shutting down/, 'the server itself got the signal')
+    assert.ok(!existsSync(`/proc/${serving}`) || readFileSync(`/proc/${serving}/stat`, 'utf8').split(') ')[1].startsWith('Z'), 'no server left running')
+    await assert.rejects(fetch(`${base}/healthz`))
+  })
+})
+

@@ -27,13 +27,14 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * A real `triad serve` through `bin/triad.js`, as an operator starts it, on a fresh SQLite file
- * and a free port; returns once `/healthz` answers. Killed when the test ends.
+ * A real `triad serve` through `bin/triad.js`, as an operator starts it (with `options.node`, or
+ * this test's Node), on a fresh SQLite file and a free port; returns once `/healthz` answers.
+ * Killed when the test ends.
  */
-export async function startTriadProcess(t: Cleanup, env: Record<string, string> = {}): Promise<TriadProcess> {
+export async function startTriadProcess(t: Cleanup, env: Record<string, string> = {}, options: { node?: string } = {}): Promise<TriadProcess> {
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'triad-process-'))
-  const child = spawn(process.execPath, [triad, 'serve', '--port', String(port)], {
+  const child = spawn(options.node ?? process.execPath, [triad, 'serve', '--port', String(port)], {
     env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 't.sqlite')}`, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
