@@ -18,9 +18,14 @@ if (major < 24) {
     console.error(`triad: Node.js 24 or later is required (this is ${process.version}); run \`npm ci\` in ${root} first.`)
     process.exit(1)
   }
-  const child = spawn(bundled, ['--disable-warning=ExperimentalWarning', ...youngGenerationCap(), ...process.argv.slice(1)], { stdio: 'inherit' })
-  // A process manager signals the pid it started, this one: pass the signal on, or the server
-  // would outlive its launcher (a second Ctrl-C, or one for the whole group, reaches both).
+  // Its own process group (`detached`), so that a signal reaches it once, from here: a process
+  // manager signals the pid it started (this one), and Ctrl-C signals the terminal's foreground
+  // group (this one). Reaching it twice, directly and forwarded, would read as a second signal,
+  // which skips the graceful shutdown.
+  const child = spawn(bundled, ['--disable-warning=ExperimentalWarning', ...youngGenerationCap(), ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    detached: true,
+  })
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => child.kill(signal))
   child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)))
 } else if (youngGenerationCap().length > 0 && typeof process.execve === 'function' && process.platform !== 'win32') {

@@ -51,5 +51,23 @@ describe('bin/triad.js under a Node older than 24', { skip: !olderNode() && 'no 
     assert.ok(!existsSync(`/proc/${serving}`) || readFileSync(`/proc/${serving}/stat`, 'utf8').split(') ')[1].startsWith('Z'), 'no server left running')
     await assert.rejects(fetch(`${base}/healthz`))
   })
+
+  it('lets a Ctrl-C to the whole process group reach the server once: a graceful stop, exit code 0', async (t) => {
+    const { child, output } = await startTriadProcess(t, { LOG_LEVEL: 'info', TRIAD_SERVICES: 'avatar' }, { node: olderNode(), detached: true })
+    const pid = child.pid ?? 0
+    t.after(() => {
+      try {
+        process.kill(-pid, 'SIGKILL')
+      } catch {}
+    })
+    // What a terminal does on Ctrl-C: SIGINT to every process of the foreground group. A server
+    // in the launcher's group would get it twice (directly and forwarded) and exit at once, 1.
+    process.kill(-pid, 'SIGINT')
+    const closed = await Promise.race([once(child, 'close'), sleep(15_000).then(() => 'timed out' as const)])
+    assert.notEqual(closed, 'timed out', 'the launcher and its server ended within 15 s')
+    assert.equal(closed[0], 0, output())
+    assert.match(output(), /shutting down/)
+    assert.doesNotMatch(output(), /second SIGINT/)
+  })
 })
 
