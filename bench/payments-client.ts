@@ -115,8 +115,6 @@ async function stepCosts(server: RunningServer, baseline: RunningServer, key: st
 
 async function roundTrips(url: string, key: string): Promise<Measurement & { roundTripsPerSecond: number }> {
   completed = 0
-  const headers = clientHeaders
-  const body = (context: Flow, hints: string[]) => paymentBody(key, context, hints)
   const result = await autocannon({
     url,
     connections,
@@ -125,7 +123,7 @@ async function roundTrips(url: string, key: string): Promise<Measurement & { rou
       {
         method: 'POST',
         path: '/vault',
-        headers,
+        headers: clientHeaders,
         body: '{"type":"pcn","value":"4111111111111111"}',
         onResponse: (_status, text, context: Flow) => {
           context.number = JSON.parse(text)
@@ -134,18 +132,18 @@ async function roundTrips(url: string, key: string): Promise<Measurement & { rou
       {
         method: 'POST',
         path: '/vault',
-        headers,
+        headers: clientHeaders,
         body: '{"type":"pcsc","value":"123"}',
         onResponse: (_status, text, context: Flow) => {
           context.code = JSON.parse(text)
         },
       },
-      { method: 'POST', path: '/payments', headers, setupRequest: (request, context: Flow) => ({ ...request, body: body(context, []) }) },
+      { method: 'POST', path: '/payments', headers: clientHeaders, setupRequest: (request, context: Flow) => ({ ...request, body: paymentBody(key, context, []) }) },
       {
         method: 'POST',
         path: '/payments/challenges/tds-fingerprint',
-        headers,
-        setupRequest: (request, context: Flow) => ({ ...request, body: body(context, []) }),
+        headers: clientHeaders,
+        setupRequest: (request, context: Flow) => ({ ...request, body: paymentBody(key, context, []) }),
         onResponse: (_status, text, context: Flow) => {
           context.hints = (JSON.parse(text) as { hints?: string[] }).hints ?? []
         },
@@ -153,8 +151,8 @@ async function roundTrips(url: string, key: string): Promise<Measurement & { rou
       {
         method: 'POST',
         path: '/payments',
-        headers,
-        setupRequest: (request, context: Flow) => ({ ...request, body: body(context, context.hints ?? []) }),
+        headers: clientHeaders,
+        setupRequest: (request, context: Flow) => ({ ...request, body: paymentBody(key, context, context.hints ?? []) }),
         onResponse: (status, text) => {
           if (status === 200 && text.includes('authorizationId')) completed++
           else failures++
@@ -195,7 +193,7 @@ try {
       measure(triad.url, {
         path: '/vault',
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'accept-version': '1' },
+        headers: clientHeaders,
         body: '{"type":"pcn","value":"4111111111111111"}',
         connections,
         durationSeconds,
@@ -210,17 +208,8 @@ try {
   printComparison('  (reference) GET /healthz of the same server vs bare Fastify', health)
   // The final step's body: a payment with two vault tokens and a hint, as the client sends it.
   const token = (length: number) => ({ token: `v1.${'x'.repeat(length)}` })
-  await printPostCeiling(
-    baseline.url,
-    JSON.stringify({
-      integration: { key },
-      amount: { currency: 'EUR', exponent: 2, value: 195 },
-      card: { number: token(110), code: token(95), expiry: { month: 12, year: 2030 } },
-      test: { tds: { challenge: false } },
-      hints: [`tds-fp-start.${'x'.repeat(52)}`],
-    }),
-    { durationSeconds, connections },
-  )
+  const finalBody = paymentBody(key, { number: token(110), code: token(95) }, [`tds-fp-start.${'x'.repeat(52)}`])
+  await printPostCeiling(baseline.url, finalBody, { durationSeconds, connections })
   if (Number(values.steps) > 0) await stepCosts(triad, baseline, key, Number(values.steps))
 } finally {
   await Promise.all([baseline.stop(), triad.stop()])

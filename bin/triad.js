@@ -11,6 +11,7 @@ import { setFlagsFromString } from 'node:v8'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const major = Number(process.versions.node.split('.')[0])
+const semiSpaceFlags = youngGenerationCap()
 
 if (major < 24) {
   const bundled = join(root, 'node_modules', 'node', 'bin', 'node')
@@ -22,15 +23,15 @@ if (major < 24) {
   // manager signals the pid it started (this one), and Ctrl-C signals the terminal's foreground
   // group (this one). Reaching it twice, directly and forwarded, would read as a second signal,
   // which skips the graceful shutdown.
-  const child = spawn(bundled, ['--disable-warning=ExperimentalWarning', ...youngGenerationCap(), ...process.argv.slice(1)], {
+  const child = spawn(bundled, ['--disable-warning=ExperimentalWarning', ...semiSpaceFlags, ...process.argv.slice(1)], {
     stdio: 'inherit',
     detached: true,
   })
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => child.kill(signal))
   child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)))
-} else if (youngGenerationCap().length > 0 && typeof process.execve === 'function' && process.platform !== 'win32') {
+} else if (semiSpaceFlags.length > 0 && typeof process.execve === 'function' && process.platform !== 'win32') {
   // Heap sizes are fixed when V8 starts, so the flag needs a fresh start: execve keeps the pid.
-  process.execve(process.execPath, [process.execPath, ...youngGenerationCap(), ...process.execArgv, ...process.argv.slice(1)], process.env)
+  process.execve(process.execPath, [process.execPath, ...semiSpaceFlags, ...process.execArgv, ...process.argv.slice(1)], process.env)
 } else {
   // Under sustained load V8 sometimes decided to pretenure an allocation site that runs once
   // per request: from then on every request's objects survived young-generation collections
