@@ -51,6 +51,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const redis = config.core.redisUrl ? new Redis(config.core.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : undefined
   const base: ServiceBase = { core: config.core, database, clock, ids: deps.ids ?? createIdGenerator(clock), redis }
 
+  const services = await Promise.all(config.core.services.map(async (name) => [name, await serviceLoaders[name]()] as const))
   const app = await buildServer({
     logLevel: config.core.logLevel,
     prettyLogs: deps.prettyLogs,
@@ -58,14 +59,14 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     corsOrigins: config.core.corsOrigins,
     version: packageJson.version,
     description: packageJson.description,
+    formats: Object.assign({}, ...services.map(([, service]) => service.formats ?? {})),
   })
   app.addHook('onClose', async () => {
     redis?.disconnect()
     if (ownsDatabase) await database.destroy()
   })
   await app.register(healthRoutes, { database })
-  for (const name of config.core.services) {
-    const service = await serviceLoaders[name]()
+  for (const [name, service] of services) {
     const extra = deps.services?.[name] ?? {}
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each service's own config section and extras match its definition.
     const plugin = (service.plugin as (deps: any) => Parameters<FastifyInstance['register']>[0])({ ...base, ...extra, config: config[name] })

@@ -26,6 +26,8 @@ export interface ServiceDefinition<TConfig, TExtra = Record<string, never>> {
   name: string
   migrations: MigrationSet
   plugin(deps: ServiceBase & { config: TConfig } & Partial<TExtra>): FastifyPluginAsync
+  /** String formats its schemas name (`format: 'iban'`), checked with every other field of a request. */
+  formats?: Record<string, (value: string) => boolean>
   /** The service's `triad <name> …` commands, if it has any. */
   commands?(env: ServiceCliEnvironment<TConfig>): CommandGroup
 }

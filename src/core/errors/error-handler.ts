@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { coreError } from './codes.ts'
+import { setContextFormatter } from './error-owners.ts'
 import { type NormalizedError, normalizeError } from './normalize.ts'
 
 /** Turns a normalized error into a service's own error body. */
@@ -11,26 +12,27 @@ export type ErrorBodyFormatter = (error: NormalizedError, request: FastifyReques
  * status an error gets and on never leaking a 5xx's internals; only the body differs.
  */
 export function installErrorHandling(app: FastifyInstance, formatBody: ErrorBodyFormatter, options: { notFound?: boolean } = {}): void {
-  const send = (error: NormalizedError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error.headers) reply.headers(error.headers)
-    return reply.status(error.status).type('application/json; charset=utf-8').send(formatBody(error, request))
-  }
-
-  app.setErrorHandler((error, request, reply) => {
-    const normalized = normalizeError(error)
-    if (normalized.internal) {
-      request.log.error({ err: error, route: request.routeOptions.url }, 'request failed')
-    } else {
-      request.log.info({ code: normalized.code, status: normalized.status }, normalized.message)
-    }
-    return send(normalized, request, reply)
-  })
+  setContextFormatter(app, formatBody)
+  app.setErrorHandler((error, request, reply) => sendError(error, request, reply, formatBody))
 
   // Fastify allows one not-found handler per route prefix; a service mounted at the root
   // (payments) leaves it to the root's.
   if (options.notFound === false) return
-  app.setNotFoundHandler((request, reply) => {
-    const error = normalizeError(coreError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`))
-    return send(error, request, reply)
-  })
+  app.setNotFoundHandler((request, reply) => sendError(noRoute(request), request, reply, formatBody))
+}
+
+export function noRoute(request: FastifyRequest) {
+  return coreError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`)
+}
+
+/** Logs any error as its kind deserves (5xx with its stack, client errors at info) and answers it in `formatBody`'s shape. */
+export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply, formatBody: ErrorBodyFormatter) {
+  const normalized = normalizeError(error)
+  if (normalized.internal) {
+    request.log.error({ err: error, route: request.routeOptions?.url }, 'request failed')
+  } else {
+    request.log.info({ code: normalized.code, status: normalized.status }, normalized.message)
+  }
+  if (normalized.headers) reply.headers(normalized.headers)
+  return reply.status(normalized.status).type('application/json; charset=utf-8').send(formatBody(normalized, request))
 }

@@ -1,4 +1,5 @@
 import { isAppError } from './app-error.ts'
+import { MAX_IDENTIFIER_LENGTH } from '../http/identifiers.ts'
 import { CORE_ERROR_STATUS, type CoreErrorCode } from './codes.ts'
 
 export interface ValidationProblem {
@@ -30,13 +31,21 @@ interface FastifyLikeError {
   validationContext?: string
 }
 
-const FASTIFY_CODES: Record<string, CoreErrorCode> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'bad_request',
-  FST_ERR_CTP_INVALID_JSON_BODY: 'bad_request',
+/**
+ * The errors Fastify raises itself (routing, body parsing), reworded: their own messages echo
+ * the whole URL or speak of Fastify's internals. A bad URL is a validation problem of the path.
+ */
+const FASTIFY_ERRORS: Record<string, { code: CoreErrorCode; message: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'payload_too_large', message: 'Request body is too large' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'unsupported_media_type', message: 'Unsupported Media Type: this route does not take a body of that content type' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'bad_request', message: 'Content-Length does not match the length of the body' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'bad_request', message: 'Request body is empty; expected a JSON object' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'bad_request', message: 'Malformed JSON in request body' },
+  FST_ERR_CTP_INVALID_TYPE: { code: 'bad_request', message: 'The Content-Type header is malformed' },
+  FST_ERR_MAX_PARAM_LENGTH: { code: 'uri_too_long', message: `A path segment is longer than the ${MAX_IDENTIFIER_LENGTH} characters any identifier may have` },
 }
+
+const BAD_URL: ValidationProblem = { location: 'path', field: '', message: 'is not a validly percent-encoded URL' }
 
 function statusToCode(status: number): CoreErrorCode {
   const found = Object.entries(CORE_ERROR_STATUS).find(([, value]) => value === status)
@@ -78,10 +87,14 @@ export function normalizeError(error: unknown): NormalizedError {
     const validation = toValidationProblems(fastifyError)
     return { status: 400, code: 'validation_failed', message: describeValidation(validation), validation, internal: false }
   }
+  if (fastifyError.code === 'FST_ERR_BAD_URL') {
+    return { status: 400, code: 'validation_failed', message: describeValidation([BAD_URL]), validation: [BAD_URL], internal: false }
+  }
+  const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined
+  if (known) return { status: CORE_ERROR_STATUS[known.code], code: known.code, message: known.message, internal: false }
   const status = fastifyError.statusCode
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    const code = (fastifyError.code && FASTIFY_CODES[fastifyError.code]) || statusToCode(status)
-    return { status, code, message: fastifyError.message ?? 'Bad request', internal: false }
+    return { status, code: statusToCode(status), message: fastifyError.message ?? 'Bad request', internal: false }
   }
   return { status: 500, code: 'internal_error', message: 'Internal server error', internal: true }
 }

@@ -1,11 +1,14 @@
 import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyInstance, LogController } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { installErrorHandling } from '../errors/error-handler.ts'
+import { type ErrorBodyFormatter, installErrorHandling, noRoute, sendError } from '../errors/error-handler.ts'
+import { createErrorOwners } from '../errors/error-owners.ts'
 import { registerBodyParsers } from './form-body.ts'
 import { loggerOptions, redactUrl } from './logger.ts'
+import { MAX_IDENTIFIER_LENGTH } from './identifiers.ts'
 import { registerOpenApi } from './openapi.ts'
+import { finiteNumberValidators } from './validation.ts'
 
 export interface ServerOptions {
   logLevel: string
@@ -15,7 +18,19 @@ export interface ServerOptions {
   corsOrigins: string[]
   version: string
   description: string
+  /** Named string formats for schemas (`format: 'iban'`), contributed by the services. */
+  formats?: Record<string, (value: string) => boolean>
 }
+
+/** The core's own error body, for paths no service owns. */
+const coreErrorBody: ErrorBodyFormatter = (error, request) => ({
+  error: {
+    code: error.code,
+    message: error.message,
+    requestId: request.id,
+    ...(error.validation ? { details: error.validation } : error.details === undefined ? {} : { details: error.details }),
+  },
+})
 
 const INCOMING_REQUEST_ID = /^[\w.:-]{1,128}$/
 
@@ -25,6 +40,10 @@ const INCOMING_REQUEST_ID = /^[\w.:-]{1,128}$/
  * the root error handler. Services add their own routes, error bodies and CORS rules.
  */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
+  // Errors Fastify raises before routing (a bad URL, an over-long path parameter) and paths no
+  // route matches are answered in the shape of the service the path belongs to.
+  const owners = createErrorOwners()
+  const bodyFor = (request: FastifyRequest) => owners.formatterFor(request.url.split('?')[0] ?? '') ?? coreErrorBody
   const app = Fastify({
     logger: loggerOptions(options.logLevel, options.prettyLogs ?? false),
     logController: new LogController({ disableRequestLogging: true }),
@@ -34,9 +53,15 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       return typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming) ? incoming : randomUUID()
     },
     trustProxy: options.trustProxy === true ? true : options.trustProxy.length > 0 ? options.trustProxy : false,
-    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false } },
+    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, formats: options.formats ?? {} } },
+    schemaController: { compilersFactory: { buildValidator: finiteNumberValidators() } },
+    routerOptions: { maxParamLength: MAX_IDENTIFIER_LENGTH },
+    frameworkErrors: (error, request, reply) => sendError(error, request, reply.header('x-request-id', request.id), bodyFor(request)),
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>()
+  owners.track(app as unknown as FastifyInstance)
+  installErrorHandling(app as unknown as FastifyInstance, coreErrorBody, { notFound: false })
+  app.setNotFoundHandler((request, reply) => sendError(noRoute(request), request, reply, bodyFor(request)))
 
   // These two run on every request: callback style, so they cost no promise and no microtask.
   app.addHook('onRequest', (request, reply, done) => {
@@ -57,13 +82,5 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   if (options.corsOrigins.length > 0) {
     await app.register(cors, { origin: options.corsOrigins.includes('*') ? true : options.corsOrigins, credentials: true })
   }
-  installErrorHandling(app, (error, request) => ({
-    error: {
-      code: error.code,
-      message: error.message,
-      requestId: request.id,
-      ...(error.validation ? { details: error.validation } : error.details === undefined ? {} : { details: error.details }),
-    },
-  }))
   return app as unknown as FastifyInstance
 }

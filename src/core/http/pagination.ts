@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { SelectQueryBuilder } from 'kysely'
+import { identifierSchema } from './identifiers.ts'
 
 export interface PageRequest {
   limit: number
@@ -13,7 +14,7 @@ export interface PageRequest {
  */
 export function pageQuerySchema(options: { required: boolean; max: number; defaultLimit?: number }) {
   const limit = Type.Integer({ minimum: 1, maximum: options.max, description: `page size, 1 to ${options.max}` })
-  const cursor = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 200, description }))
+  const cursor = (description: string) => Type.Optional(identifierSchema({ description }))
   return Type.Object({
     limit: options.required ? limit : Type.Optional(Type.Integer({ ...limit, default: options.defaultLimit ?? 50 })),
     before: cursor('only items older than this id (newest first)'),

@@ -13,14 +13,11 @@ function describeProblem(problem: ValidationProblem): string {
 }
 
 /**
- * `{detail}` for every error: validation problems read as sentences naming the field, Fastify's
- * body errors get plain wording, and no 500 ever shows its cause.
+ * `{detail}` for every error: validation problems read as sentences naming the field, and no
+ * 500 ever shows its cause.
  */
 export function formatAvatarError(error: NormalizedError): { detail: string } {
   if (error.status >= 500 && error.internal) return { detail: INTERNAL_ERROR_DETAIL }
   if (error.validation && error.validation.length > 0) return { detail: error.validation.map(describeProblem).join('; ') }
-  if (error.code === 'bad_request' && /JSON/.test(error.message)) {
-    return { detail: /empty/i.test(error.message) ? 'Request body is empty; expected a JSON object' : 'Malformed JSON in request body' }
-  }
   return { detail: error.message }
 }

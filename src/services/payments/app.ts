@@ -25,7 +25,7 @@ import { createDisputesService } from './modules/disputes/disputes.service.ts'
 import { loadFxTable } from './modules/ledger/fx.ts'
 import { linesRoutes } from './modules/ledger/lines.routes.ts'
 import { createLinesService } from './modules/ledger/lines.service.ts'
-import { FUNDING_CURRENCIES } from './modules/merchants/merchants.schemas.ts'
+import { FUNDING_CURRENCIES, PAYMENTS_FORMATS } from './modules/merchants/merchants.schemas.ts'
 import { merchantsRoutes } from './modules/merchants/merchants.routes.ts'
 import { createMerchantsService } from './modules/merchants/merchants.service.ts'
 import { transactionsRoutes } from './modules/transactions/transactions.routes.ts'
@@ -86,6 +86,7 @@ export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger
 export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> = {
   name: 'payments',
   migrations,
+  formats: PAYMENTS_FORMATS,
   commands: paymentsCommands,
   plugin: (deps) => async (app) => {
     // Payments routes live at the root (/apps, /merchants, …), so unknown paths are answered by

@@ -93,6 +93,7 @@ const FRIENDLY: Record<string, string> = {
   'company.country': 'must be an ISO 3166-1 alpha-2 country code',
   email: 'must be an e-mail address',
   website: 'must be a website address',
+  'bank.iban': 'is not a valid IBAN (country, length or checksum)',
 }
 
 function fieldMessage(field: string, message: string): string {

@@ -1,12 +1,13 @@
 import { Type } from '@sinclair/typebox'
 import { ACTIONS, EMOTIONS } from '../chat/chat.constants.ts'
-import { SessionIdSchema } from '../chat/chat.schemas.ts'
+import { identifierSchema } from '../../../../core/http/identifiers.ts'
+import { SESSION_ID_PATTERN, SessionIdSchema } from '../chat/chat.schemas.ts'
 
 export const SessionParamsSchema = Type.Object({ session_id: SessionIdSchema })
 
 export const ListSessionsQuerySchema = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'at most this many sessions (all active ones when absent)' })),
-  before: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'the id of the last session of the previous page' })),
+  before: Type.Optional(identifierSchema({ pattern: SESSION_ID_PATTERN, description: 'the id of the last session of the previous page' })),
 })
 
 export const SessionListSchema = Type.Object({

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { identifierSchema } from '../../../../core/http/identifiers.ts'
 import { PageQuery } from '../../http/route-kit.ts'
 
 /**
@@ -56,12 +57,12 @@ export type FraudDto = Static<typeof FraudSchema>
 export const FilteredPageQuery = Type.Intersect([
   PageQuery,
   Type.Object({
-    'filter[merchantId]': Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-    'filter[transactionId]': Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    'filter[merchantId]': Type.Optional(identifierSchema()),
+    'filter[transactionId]': Type.Optional(identifierSchema()),
   }),
 ])
 
-export const DisputeParams = Type.Object({ disputeId: Type.String() })
-export const FraudParams = Type.Object({ fraudId: Type.String() })
+export const DisputeParams = Type.Object({ disputeId: identifierSchema() })
+export const FraudParams = Type.Object({ fraudId: identifierSchema() })
 export const DisputeResponse = Type.Object({ dispute: DisputeSchema })
 export const FraudResponse = Type.Object({ fraud: FraudSchema })

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { identifierSchema } from '../../../../core/http/identifiers.ts'
 
 export const LineSchema = Type.Object({
   id: Type.String(),
@@ -17,5 +18,5 @@ export const LineSchema = Type.Object({
 export type LineDto = Static<typeof LineSchema>
 
 export const LineResponse = Type.Object({ line: LineSchema })
-export const LineParams = Type.Object({ lineId: Type.String() })
-export const MerchantParams = Type.Object({ merchantId: Type.String() })
+export const LineParams = Type.Object({ lineId: identifierSchema() })
+export const MerchantParams = Type.Object({ merchantId: identifierSchema() })

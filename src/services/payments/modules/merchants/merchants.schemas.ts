@@ -1,5 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { identifierSchema } from '../../../../core/http/identifiers.ts'
 import countries from 'country-list/data.json' with { type: 'json' }
+import { isValidIBAN } from 'ibantools'
 
 /** Paylike's fundable currencies (paylike/currencies, `funding: true`). */
 export const FUNDING_CURRENCIES = ['BGN', 'CHF', 'CZK', 'DKK', 'EUR', 'GBP', 'HUF', 'NOK', 'PLN', 'RON', 'SEK', 'USD'] as const
@@ -9,6 +11,17 @@ export const COUNTRY_CODES: string[] = (countries as Array<{ code: string }>).ma
 
 /** paylike/descriptor: printable ASCII, at most 22 characters. */
 export const DESCRIPTOR_PATTERN = '^[\\x20-\\x7E]{0,22}$'
+
+/** IBAN in electronic form (no spaces, upper case), checked by country length and mod-97 checksum. */
+export function normalizeIban(value: string): string | undefined {
+  const compact = value.replace(/[\s-]/g, '').toUpperCase()
+  return isValidIBAN(compact) ? compact : undefined
+}
+
+/** The string formats of the payments schemas, checked by the validator with every other field. */
+export const PAYMENTS_FORMATS = {
+  iban: (value: string) => value === '' || normalizeIban(value) !== undefined,
+}
 
 const Descriptor = Type.String({ pattern: DESCRIPTOR_PATTERN, description: 'text on the bank statement: printable ASCII, at most 22 characters' })
 const Email = Type.String({ format: 'email', maxLength: 254 })
@@ -38,7 +51,7 @@ export const CreateMerchantBody = Type.Object(
     ),
     bank: Type.Optional(
       Type.Object({
-        iban: Type.Optional(Type.String({ maxLength: 42, description: 'IBAN; checked by its mod-97 checksum' })),
+        iban: Type.Optional(Type.String({ maxLength: 42, format: 'iban', description: 'IBAN; checked by its mod-97 checksum' })),
       }),
     ),
   },
@@ -89,14 +102,14 @@ export const MerchantSchema = Type.Object({
 export type Merchant = Static<typeof MerchantSchema>
 
 export const MerchantResponse = Type.Object({ merchant: MerchantSchema })
-export const MerchantParams = Type.Object({ merchantId: Type.String() })
-export const IdentityParams = Type.Object({ appId: Type.String() })
+export const MerchantParams = Type.Object({ merchantId: identifierSchema() })
+export const IdentityParams = Type.Object({ appId: identifierSchema() })
 
 export const InviteUserBody = Type.Object({ email: Email }, { additionalProperties: true })
 export const InviteUserResponse = Type.Object({ isMember: Type.Boolean({ description: 'true when the person already was a member (no e-mail is sent then)' }) })
-export const MerchantUserParams = Type.Object({ merchantId: Type.String(), userId: Type.String() })
+export const MerchantUserParams = Type.Object({ merchantId: identifierSchema(), userId: identifierSchema() })
 export const MerchantUserSchema = Type.Object({ id: Type.String(), email: Type.String(), created: Type.String({ format: 'date-time' }) })
 
-export const AddAppBody = Type.Object({ appId: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: true })
-export const MerchantAppParams = Type.Object({ merchantId: Type.String(), appId: Type.String() })
+export const AddAppBody = Type.Object({ appId: identifierSchema() }, { additionalProperties: true })
+export const MerchantAppParams = Type.Object({ merchantId: identifierSchema(), appId: identifierSchema() })
 export const MerchantAppSchema = Type.Object({ id: Type.String(), name: Type.Optional(Type.String()), created: Type.String({ format: 'date-time' }) })

@@ -1,4 +1,3 @@
-import { isValidIBAN } from 'ibantools'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { PaymentsContext } from '../../context.ts'
@@ -7,7 +6,7 @@ import type { MerchantRow, MerchantsTable } from '../../tables.ts'
 import { findAppById } from '../apps/apps.repository.ts'
 import { convert } from '../ledger/fx.ts'
 import * as repo from './merchants.repository.ts'
-import type { CreateMerchantInput, Merchant, UpdateMerchantInput } from './merchants.schemas.ts'
+import { type CreateMerchantInput, type Merchant, normalizeIban, type UpdateMerchantInput } from './merchants.schemas.ts'
 
 /**
  * Default pricing of a new merchant (our own defaults, modelled on Paylike's published EU card
@@ -40,12 +39,6 @@ export function toMerchant(row: MerchantRow): Merchant {
   }
 }
 
-/** IBAN in electronic form (no spaces, upper case), checked by country length and mod-97 checksum. */
-export function normalizeIban(value: string): string | undefined {
-  const compact = value.replace(/[\s-]/g, '').toUpperCase()
-  return isValidIBAN(compact) ? compact : undefined
-}
-
 export function createMerchantsService(ctx: PaymentsContext) {
   const db = ctx.db
   const now = () => ctx.clock.now().toISOString()
@@ -62,11 +55,8 @@ export function createMerchantsService(ctx: PaymentsContext) {
     requireMerchant,
 
     async create(appId: string, input: CreateMerchantInput): Promise<Merchant> {
-      let iban: string | null = null
-      if (input.bank?.iban !== undefined && input.bank.iban !== '') {
-        iban = normalizeIban(input.bank.iban) ?? null
-        if (iban === null) throw fieldError('bank.iban', 'is not a valid IBAN (country, length or checksum)')
-      }
+      // The schema's `iban` format has checked it, with every other field.
+      const iban = input.bank?.iban ? (normalizeIban(input.bank.iban) ?? null) : null
       const created = now()
       const fee = (money: { currency: string; amount: number }) =>
         convert(ctx.fx, money.amount, money.currency, input.currency, { markupPpm: 0, direction: 'debit' })

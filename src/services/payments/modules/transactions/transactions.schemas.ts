@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { identifierSchema } from '../../../../core/http/identifiers.ts'
 import { ProcessingErrorSchema } from '../../http/errors.ts'
 import { DESCRIPTOR_PATTERN } from '../merchants/merchants.schemas.ts'
 
@@ -61,7 +62,7 @@ export const TransactionSchema = Type.Object({
 export type TransactionDto = Static<typeof TransactionSchema>
 
 export const TransactionResponse = Type.Object({ transaction: TransactionSchema })
-export const TransactionParams = Type.Object({ transactionId: Type.String() })
+export const TransactionParams = Type.Object({ transactionId: identifierSchema() })
 
 export const CaptureBody = Type.Object(
   {
@@ -81,9 +82,9 @@ export type VoidInput = Static<typeof VoidBody>
 
 export const CreateTransactionBody = Type.Object(
   {
-    transactionId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "the earlier transaction (the customer's first payment)" })),
-    authorizationId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'alias of transactionId' })),
-    cardId: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Literal(false)], { description: 'a saved card (deprecated); false is ignored' })),
+    transactionId: Type.Optional(identifierSchema({ description: "the earlier transaction (the customer's first payment)" })),
+    authorizationId: Type.Optional(identifierSchema({ description: 'alias of transactionId' })),
+    cardId: Type.Optional(Type.Union([identifierSchema(), Type.Literal(false)], { description: 'a saved card (deprecated); false is ignored' })),
     descriptor: Type.Optional(Descriptor),
     currency: Currency,
     amount: Amount,
@@ -108,10 +109,10 @@ export const CardSchema = Type.Object({
 export type CardDto = Static<typeof CardSchema>
 
 export const CreateCardBody = Type.Object(
-  { transactionId: Type.String({ minLength: 1, maxLength: 100 }), notes: Type.Optional(Type.String({ maxLength: 1000 })) },
+  { transactionId: identifierSchema(), notes: Type.Optional(Type.String({ maxLength: 1000 })) },
   { additionalProperties: true },
 )
 export const CardResponse = Type.Object({ card: CardSchema })
 export const CreatedCardResponse = Type.Object({ card: Type.Object({ id: Type.String() }) })
-export const CardParams = Type.Object({ cardId: Type.String() })
-export const MerchantParams = Type.Object({ merchantId: Type.String() })
+export const CardParams = Type.Object({ cardId: identifierSchema() })
+export const MerchantParams = Type.Object({ merchantId: identifierSchema() })
