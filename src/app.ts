@@ -26,6 +26,8 @@ export interface AppDeps {
   /** Skip running migrations at start (they already ran). */
   skipMigrations?: boolean
   prettyLogs?: boolean
+  /** Where log lines go instead of the standard output. */
+  logStream?: NodeJS.WritableStream
 }
 
 /** Runs the migrations of the given services, each with its own history table. */
@@ -55,6 +57,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const app = await buildServer({
     logLevel: config.core.logLevel,
     prettyLogs: deps.prettyLogs,
+    logStream: deps.logStream,
     trustProxy: config.core.trustProxy,
     corsOrigins: config.core.corsOrigins,
     version: packageJson.version,

@@ -59,6 +59,8 @@ export interface TestAppOptions {
   database?: Database
   /** Fake providers per service. */
   deps?: AppDeps['services']
+  /** Where the app's log lines go (with `env: { LOG_LEVEL }`). */
+  logStream?: NodeJS.WritableStream
 }
 
 export interface TestApp {
@@ -79,7 +81,7 @@ export async function buildTestApp(t: Cleanup, options: TestAppOptions = {}): Pr
   const config = testConfig(env)
   const database = options.database ?? (await createTestDatabase(t))
   const clock = options.clock ?? createManualClock()
-  const app = await buildApp(config, { database, clock, ids: createIdGenerator(clock), services: options.deps })
+  const app = await buildApp(config, { database, clock, ids: createIdGenerator(clock), services: options.deps, logStream: options.logStream })
   t.after(() => app.close())
   return { app, database, clock, config }
 }

@@ -18,6 +18,8 @@ export interface ServerOptions {
   corsOrigins: string[]
   version: string
   description: string
+  /** Where log lines go instead of the standard output. */
+  logStream?: NodeJS.WritableStream
   /** Named string formats for schemas (`format: 'iban'`), contributed by the services. */
   formats?: Record<string, (value: string) => boolean>
 }
@@ -45,7 +47,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const owners = createErrorOwners()
   const bodyFor = (request: FastifyRequest) => owners.formatterFor(request.url.split('?')[0] ?? '') ?? coreErrorBody
   const app = Fastify({
-    logger: loggerOptions(options.logLevel, options.prettyLogs ?? false),
+    logger: loggerOptions(options.logLevel, options.prettyLogs ?? false, options.logStream),
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (request) => {

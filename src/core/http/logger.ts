@@ -15,7 +15,8 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, queryStart)}?${params.toString()}`
 }
 
-export function loggerOptions(level: string, pretty: boolean): FastifyServerOptions['logger'] {
+/** `stream` replaces the standard output (tests read the log lines from it). */
+export function loggerOptions(level: string, pretty: boolean, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
     level,
     redact: {
@@ -29,7 +30,9 @@ export function loggerOptions(level: string, pretty: boolean): FastifyServerOpti
         remoteAddress: request.ip,
       }),
     },
-    ...(pretty
+    ...(stream
+      ? { stream }
+      : pretty
       ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }
       : level === 'silent'
         ? {}
