@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { FastifyInstance, InjectOptions } from 'fastify'
+import { once } from 'node:events'
+import { type AddressInfo, connect } from 'node:net'
 import { Writable } from 'node:stream'
 import { buildTestApp, type TestApp } from '../helpers/build-app.ts'
+import { type ErrorOwner, errorShapes } from '../helpers/error-shapes.ts'
 import { BrowserClient } from '../services/authn/helpers.ts'
 import { basic, createApp } from '../services/payments/helpers.ts'
 
@@ -12,44 +15,8 @@ import { basic, createApp } from '../services/payments/helpers.ts'
  * for every service.
  */
 
-type Shape = (body: unknown, status: number) => void
-
-const shapes: Record<string, Shape> = {
-  authn(body, status) {
-    const error = body as Record<string, unknown>
-    assert.deepEqual(Object.keys(error).sort(), ['error', 'message', 'path', 'status', 'timestamp'])
-    assert.equal(error.status, status)
-  },
-  avatar(body) {
-    const error = body as Record<string, unknown>
-    assert.deepEqual(Object.keys(error), ['detail'])
-    assert.equal(typeof error.detail, 'string')
-  },
-  payments(body, status) {
-    if (status === 400) {
-      assert.ok(Array.isArray(body) && body.length > 0, 'a 400 is an array of field problems')
-      for (const problem of body as Array<Record<string, unknown>>) assert.deepEqual(Object.keys(problem).sort(), ['field', 'message'])
-      return
-    }
-    const error = body as Record<string, unknown>
-    assert.deepEqual(Object.keys(error).sort(), ['code', 'message'])
-    assert.match(String(error.code), /^[a-z_]+$/)
-  },
-  paymentsClient(body) {
-    const error = body as Record<string, unknown>
-    assert.match(String(error.code), /^[A-Z_]+$/)
-    assert.equal(typeof error.message, 'string')
-  },
-  core(body) {
-    const error = (body as { error: Record<string, unknown> }).error
-    assert.equal(typeof error.code, 'string')
-    assert.equal(typeof error.message, 'string')
-    assert.equal(typeof error.requestId, 'string')
-  },
-}
-
 interface Owner {
-  service: keyof typeof shapes
+  service: ErrorOwner
   /** A route with a path parameter, `{id}` standing for it. */
   paramRoute: string
   /** False where a catch-all route answers every path under the parameter (a 404 of the service's own). */
@@ -113,12 +80,23 @@ const frameworkErrors: FrameworkError[] = [
  * What each service checks before it reads a body, so the body's errors are reached: authn a
  * CSRF token, the merchant API a key.
  */
-async function credentials(app: FastifyInstance): Promise<Partial<Record<keyof typeof shapes, Record<string, string>>>> {
+async function credentials(app: FastifyInstance): Promise<Partial<Record<ErrorOwner, Record<string, string>>>> {
   const browser = new BrowserClient(app, '/api')
   await browser.request('GET', 'security/csrf')
   const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ')
   const { key } = await createApp(app)
   return { authn: { cookie, 'x-xsrf-token': browser.xsrf ?? '' }, payments: { authorization: basic(key) } }
+}
+
+/** Writes `raw` to a fresh connection and reads until the server closes it. */
+async function rawExchange(port: number, raw: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1')
+  const chunks: Buffer[] = []
+  socket.on('data', (chunk) => chunks.push(chunk))
+  socket.on('error', () => {})
+  socket.write(raw)
+  await once(socket, 'close')
+  return Buffer.concat(chunks).toString()
 }
 
 /** A test app whose log lines are kept, to see that each error is logged. */
@@ -146,7 +124,7 @@ describe('errors Fastify raises answer in the owning service’s shape', () => {
         const response = await app.inject({ ...request, headers })
         assert.equal(response.statusCode, error.status, `${owner.service} ${request.url}: ${response.body.slice(0, 300)}`)
         assert.match(String(response.headers['content-type']), /^application\/json/)
-        shapes[owner.service]?.(JSON.parse(response.body), error.status)
+        errorShapes[owner.service](JSON.parse(response.body), error.status)
         const requestId = response.headers['x-request-id']
         assert.ok(
           lines.some((line) => line.reqId === requestId && line.status === error.status && typeof line.msg === 'string' && line.msg !== 'request completed'),
@@ -161,7 +139,25 @@ describe('errors Fastify raises answer in the owning service’s shape', () => {
     for (const url of ['/nothing/%ZZ', `/nothing/${LONG_ID}`, '/nothing']) {
       const response = await app.inject({ method: 'GET', url })
       assert.ok(response.statusCode === 400 || response.statusCode === 404, url)
-      shapes.core?.(response.json(), response.statusCode)
+      errorShapes.core(response.json(), response.statusCode)
+    }
+  })
+
+  it('a request Node’s HTTP parser refuses (oversized headers, not HTTP) is answered in the owner’s shape over a real socket', async (t) => {
+    const { app } = await buildTestApp(t)
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const port = (app.server.address() as AddressInfo).port
+    const cases = [
+      { raw: `GET /v1/sessions HTTP/1.1\r\nHost: x\r\nX-Big: ${'h'.repeat(20_000)}\r\n\r\n`, status: 431, owner: 'avatar' as const },
+      { raw: `GET /transactions/x HTTP/1.1\r\nHost: x\r\nX-Big: ${'h'.repeat(20_000)}\r\n\r\n`, status: 431, owner: 'payments' as const },
+      { raw: 'NOT HTTP AT ALL\r\n\r\n', status: 400, owner: 'core' as const },
+    ]
+    for (const { raw, status, owner } of cases) {
+      const answer = await rawExchange(port, raw)
+      const [head = '', body = ''] = answer.split('\r\n\r\n')
+      assert.match(head, new RegExp(`^HTTP/1.1 ${status} `), answer.slice(0, 200))
+      assert.match(head, /content-type: application\/json/i)
+      errorShapes[owner](JSON.parse(body), status)
     }
   })
 
@@ -170,5 +166,27 @@ describe('errors Fastify raises answer in the owning service’s shape', () => {
     const response = await app.inject({ method: 'GET', url: `/transactions/${LONG_ID}` })
     assert.equal(response.statusCode, 414)
     assert.doesNotMatch(response.body, /aaaaaaaa/)
+  })
+})
+
+describe('regressions found by the fuzz suite', () => {
+  it('an avatar page path with a method it does not serve and an empty JSON body answers {detail}, not the core shape', async (t) => {
+    const { app } = await buildTestApp(t)
+    const response = await app.inject({ method: 'PATCH', url: '/avatar', headers: { 'content-type': 'application/json' }, payload: '' })
+    assert.equal(response.statusCode, 400)
+    errorShapes.avatar(response.json(), 400)
+  })
+
+  it('a payments collection path with no route for the method (POST /transactions, GET /lines) answers in the payments shape', async (t) => {
+    const { app } = await buildTestApp(t)
+    for (const [method, url] of [
+      ['POST', '/transactions'],
+      ['GET', '/lines'],
+      ['POST', '/merchants/%2e%2e/transactions'],
+    ] as const) {
+      const response = await app.inject({ method, url, headers: { 'content-type': 'application/json' }, payload: method === 'POST' ? '{}' : undefined })
+      assert.equal(response.statusCode, 404, `${method} ${url}`)
+      errorShapes.payments(response.json(), 404)
+    }
   })
 })

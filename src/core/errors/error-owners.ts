@@ -37,10 +37,13 @@ function staticPrefix(url: string): string {
   return cut === -1 ? url : url.slice(0, cut)
 }
 
-/** True when `path` is `prefix` or lies below it (segment-wise, so `/transactionsX` is not `/transactions`). */
+/**
+ * True when `path` is `prefix` or lies below it, segment-wise: `/transactions` and
+ * `/transactions/x` fall under `/transactions/`, `/transactionsX` does not.
+ */
 function fallsUnder(path: string, prefix: string): boolean {
-  if (!path.startsWith(prefix)) return false
-  return path.length === prefix.length || prefix.endsWith('/') || path[prefix.length] === '/'
+  const base = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix
+  return path === base || path.startsWith(`${base}/`)
 }
 
 export function createErrorOwners(): ErrorOwners {

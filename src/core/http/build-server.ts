@@ -2,10 +2,11 @@ import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { type ErrorBodyFormatter, installErrorHandling, noRoute, sendError } from '../errors/error-handler.ts'
-import { createErrorOwners } from '../errors/error-owners.ts'
+import { type ErrorBodyFormatter, noRoute, sendError } from '../errors/error-handler.ts'
+import { createErrorOwners, setContextFormatter } from '../errors/error-owners.ts'
 import { registerBodyParsers } from './form-body.ts'
 import { loggerOptions, redactUrl } from './logger.ts'
+import { clientErrorHandler } from './client-errors.ts'
 import { MAX_IDENTIFIER_LENGTH } from './identifiers.ts'
 import { registerOpenApi } from './openapi.ts'
 import { finiteNumberValidators } from './validation.ts'
@@ -45,7 +46,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // Errors Fastify raises before routing (a bad URL, an over-long path parameter) and paths no
   // route matches are answered in the shape of the service the path belongs to.
   const owners = createErrorOwners()
-  const bodyFor = (request: FastifyRequest) => owners.formatterFor(request.url.split('?')[0] ?? '') ?? coreErrorBody
+  const bodyForPath = (path: string) => owners.formatterFor(path) ?? coreErrorBody
+  const bodyFor = (request: FastifyRequest) => bodyForPath(request.url.split('?')[0] ?? '')
   const app = Fastify({
     logger: loggerOptions(options.logLevel, options.prettyLogs ?? false, options.logStream),
     logController: new LogController({ disableRequestLogging: true }),
@@ -59,10 +61,14 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     schemaController: { compilersFactory: { buildValidator: finiteNumberValidators() } },
     routerOptions: { maxParamLength: MAX_IDENTIFIER_LENGTH },
     frameworkErrors: (error, request, reply) => sendError(error, request, reply.header('x-request-id', request.id), bodyFor(request)),
+    clientErrorHandler: clientErrorHandler(bodyForPath),
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>()
   owners.track(app as unknown as FastifyInstance)
-  installErrorHandling(app as unknown as FastifyInstance, coreErrorBody, { notFound: false })
+  setContextFormatter(app as unknown as FastifyInstance, coreErrorBody)
+  // The root's handlers also see requests no route matched (their bodies fail to parse before
+  // the not-found handler runs): those are answered by the path's owner too.
+  app.setErrorHandler((error, request, reply) => sendError(error, request, reply, bodyFor(request)))
   app.setNotFoundHandler((request, reply) => sendError(noRoute(request), request, reply, bodyFor(request)))
 
   // These two run on every request: callback style, so they cost no promise and no microtask.

@@ -22,6 +22,9 @@ export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & Co
       },
       { prefix: '/v1' },
     )
-    await app.register(pageRoutes)
+    await app.register(async (scope) => {
+      installErrorHandling(scope, formatAvatarError, { notFound: false })
+      await scope.register(pageRoutes)
+    })
   },
 }
