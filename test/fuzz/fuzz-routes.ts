@@ -3,10 +3,12 @@ import fc from 'fast-check'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { createFakeAsrProvider } from '../../src/services/avatar/providers/asr/asr.fake.ts'
 import { createFakeTtsProvider } from '../../src/services/avatar/providers/tts/tts.fake.ts'
-import { buildTestApp, type Cleanup } from '../helpers/build-app.ts'
+import type { Kysely } from 'kysely'
+import type { PaymentsTables } from '../../src/services/payments/tables.ts'
+import { buildTestApp, type Cleanup, type TestApp } from '../helpers/build-app.ts'
 import { assertOwnersErrorShape } from '../helpers/error-shapes.ts'
 import { BrowserClient, PASSWORD } from '../services/authn/helpers.ts'
-import { basic, createApp, createMerchant } from '../services/payments/helpers.ts'
+import { authorize, basic, createApp, createMerchant } from '../services/payments/helpers.ts'
 import { type Credentials, type FuzzRequest, operationsOf, requestArbitrary } from './requests.ts'
 
 /**
@@ -30,15 +32,20 @@ interface Acknowledged {
   merchants: Array<{ id: string; key: string }>
 }
 
-async function credentialsFor(app: FastifyInstance): Promise<Credentials & { paymentsKey: string }> {
+async function credentialsFor(test: TestApp): Promise<Credentials & { paymentsKey: string }> {
+  const app = test.app
   const browser = new BrowserClient(app, '/api')
   const login = await browser.login(ADMIN)
   assert.equal(login.statusCode, 200, login.body)
   const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ')
-  const { key } = await createApp(app)
-  await createMerchant(app, key)
+  const { key, id: appId } = await createApp(app)
+  const merchant = await createMerchant(app, key)
+  const transactionId = await authorize({ ...test, db: test.database.db as Kysely<PaymentsTables> }, merchant.id)
+  const eperson = (await browser.request('GET', 'authn/status')).json()._embedded?.eperson?.id as string
+  await app.inject({ method: 'POST', url: '/v1/chat', payload: { sessionId: 'fuzz-session', userText: 'hello' } })
   return {
     paymentsKey: key,
+    knownIds: [appId, merchant.id, transactionId, eperson, 'fuzz-session'],
     valid: [
       { authorization: `Bearer ${browser.token}`, cookie, 'x-xsrf-token': browser.xsrf ?? '' },
       { cookie, 'x-xsrf-token': browser.xsrf ?? '' },
@@ -117,7 +124,7 @@ function failureReport(seed: number, outcome: fc.RunDetails<[FuzzRequest]>): str
 
 /** Builds a full app, walks its OpenAPI document with `runs` malformed requests, checks the properties. */
 export async function fuzzRoutes(t: Cleanup, options: FuzzOptions): Promise<{ requests: number; statuses: Record<number, number> }> {
-  const { app } = await buildTestApp(t, {
+  const test = await buildTestApp(t, {
     env: {
       AUTHN_ADMIN_EMAIL: ADMIN,
       AUTHN_ADMIN_PASSWORD: PASSWORD,
@@ -128,9 +135,10 @@ export async function fuzzRoutes(t: Cleanup, options: FuzzOptions): Promise<{ re
     },
     deps: { avatar: { tts: createFakeTtsProvider(), asr: createFakeAsrProvider() } },
   })
+  const app = test.app
   const document = (await app.inject({ method: 'GET', url: '/docs/json' })).json()
   const operations = operationsOf(document)
-  const credentials = await credentialsFor(app)
+  const credentials = await credentialsFor(test)
   const acknowledged: Acknowledged = { chats: [], deletedSessions: new Set(), apps: [], merchants: [] }
   const statuses: Record<number, number> = {}
   let requests = 0

@@ -138,6 +138,8 @@ function queryFor(operation: Operation): fc.Arbitrary<string> {
 export interface Credentials {
   /** Headers that pass each service's checks, to reach past them into the routes. */
   valid: Array<Record<string, string>>
+  /** Ids of things that exist (a merchant, a transaction, an eperson…), to reach past the lookups. */
+  knownIds: string[]
 }
 
 function headersFor(credentials: Credentials): fc.Arbitrary<Record<string, string>> {
@@ -168,7 +170,7 @@ export function requestArbitrary(operations: Operation[], credentials: Credentia
       fc.record({
         operation: fc.constant(operation),
         method: fc.oneof({ weight: 5, arbitrary: fc.constant(operation.method) }, { weight: 1, arbitrary: fc.constantFrom(...OTHER_METHODS) }),
-        ids: fc.array(rawIdentifier, { minLength: operation.pathParams.length, maxLength: operation.pathParams.length }),
+        ids: fc.array(fc.oneof(rawIdentifier, fc.constantFrom(...credentials.knownIds)), { minLength: operation.pathParams.length, maxLength: operation.pathParams.length }),
         query: queryFor(operation),
         body: payloadFor(operation.body),
         headers: headersFor(credentials),
