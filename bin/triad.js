@@ -26,8 +26,15 @@ if (major < 24) {
   const child = spawn(bundled, ['--disable-warning=ExperimentalWarning', ...semiSpaceFlags, ...process.argv.slice(1)], {
     stdio: 'inherit',
     detached: true,
+    // The server leaves if this launcher disappears without passing a signal on (SIGKILL).
+    env: { ...process.env, TRIAD_LAUNCHER: '1' },
   })
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => child.kill(signal))
+  // Under npm, which dies of SIGHUP without telling its child: pass a SIGTERM on when orphaned.
+  if (process.env.npm_lifecycle_event !== undefined) {
+    const parent = process.ppid
+    setInterval(() => process.ppid !== parent && child.kill('SIGTERM'), 500).unref()
+  }
   child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)))
 } else if (semiSpaceFlags.length > 0 && typeof process.execve === 'function' && process.platform !== 'win32') {
   // Heap sizes are fixed when V8 starts, so the flag needs a fresh start: execve keeps the pid.

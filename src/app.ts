@@ -8,6 +8,7 @@ import { createDb, type Database } from './core/db/create-db.ts'
 import { migrateToLatest } from './core/db/migrator.ts'
 import { buildServer } from './core/http/build-server.ts'
 import { healthRoutes } from './core/http/health.ts'
+import { createLifecycle, type Lifecycle } from './core/http/lifecycle.ts'
 import { createIdGenerator, type IdGenerator } from './core/ids.ts'
 import type { ServiceBase } from './core/service.ts'
 import { type Services, serviceLoaders } from './services/index.ts'
@@ -26,6 +27,8 @@ export interface AppDeps {
   /** Skip running migrations at start (they already ran). */
   skipMigrations?: boolean
   prettyLogs?: boolean
+  /** The process's shutdown state (`triad serve` drives it on signals); a fresh one by default. */
+  lifecycle?: Lifecycle
   /** Where log lines go instead of the standard output. */
   logStream?: NodeJS.WritableStream
 }
@@ -51,7 +54,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   }
   const clock = deps.clock ?? systemClock
   const redis = config.core.redisUrl ? new Redis(config.core.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : undefined
-  const base: ServiceBase = { core: config.core, database, clock, ids: deps.ids ?? createIdGenerator(clock), redis }
+  const lifecycle = deps.lifecycle ?? createLifecycle()
+  const base: ServiceBase = { core: config.core, database, clock, ids: deps.ids ?? createIdGenerator(clock), redis, lifecycle }
 
   const services = await Promise.all(config.core.services.map(async (name) => [name, await serviceLoaders[name]()] as const))
   const app = await buildServer({
@@ -68,7 +72,11 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     redis?.disconnect()
     if (ownsDatabase) await database.destroy()
   })
-  await app.register(healthRoutes, { database })
+  // Closed without a stop signal first (tests, commands): nothing waits for a grace period.
+  app.addHook('preClose', async () => {
+    if (!lifecycle.draining) lifecycle.endGrace()
+  })
+  await app.register(healthRoutes, { database, lifecycle })
   for (const [name, service] of services) {
     const extra = deps.services?.[name] ?? {}
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each service's own config section and extras match its definition.

@@ -4,6 +4,8 @@ import { type CliOutput, type Command, type CommandGroup, runCommand, UsageError
 import { SERVICE_NAMES, type ServiceName } from './core/config/core-config.ts'
 import { createDb } from './core/db/create-db.ts'
 import { listenUntilSignalled } from './core/http/graceful.ts'
+import { createLifecycle } from './core/http/lifecycle.ts'
+import { followParent, startedByWrapper } from './core/process/follow-parent.ts'
 import { createIdGenerator } from './core/ids.ts'
 import { systemClock } from './core/clock.ts'
 import type { ServiceBase, ServiceDefinition } from './core/service.ts'
@@ -40,9 +42,12 @@ function serveCommand(getConfig: () => Config): Command {
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be an integer between 0 and 65535 (got "${args.values.port}")`)
       const host = typeof args.values.host === 'string' ? args.values.host : base.core.host
       const config = withServices(base, servicesFrom(base, args.values.only))
-      const app = await buildApp(config, { prettyLogs: process.stdout.isTTY })
-      const address = await listenUntilSignalled(app, { port, host, timeoutMs: config.core.shutdownTimeoutMs })
+      const lifecycle = createLifecycle()
+      const app = await buildApp(config, { prettyLogs: process.stdout.isTTY, lifecycle })
+      const address = await listenUntilSignalled(app, lifecycle, { port, host, timeoutMs: config.core.shutdownTimeoutMs })
       app.log.info(`serving ${config.core.services.join(', ')} on ${address} (docs at ${address}/docs)`)
+      // Under `npm start` (or the launcher), leave with the process that started us.
+      if (startedByWrapper()) followParent()
       return new Promise<number>(() => {})
     },
   }
@@ -91,7 +96,7 @@ async function serviceCommands(getConfig: () => Config, argv: string[]): Promise
           const database = await createDb(config.core.databaseUrl)
           try {
             await migrateServices(database, [name])
-            const base: ServiceBase = { core: config.core, database, clock: systemClock, ids: createIdGenerator(systemClock) }
+            const base: ServiceBase = { core: config.core, database, clock: systemClock, ids: createIdGenerator(systemClock), lifecycle: createLifecycle() }
             return await work({ ...base, config: config[name] })
           } finally {
             await database.destroy()

@@ -5,6 +5,7 @@ import type { Clock } from './clock.ts'
 import type { CoreConfig } from './config/core-config.ts'
 import type { Database } from './db/create-db.ts'
 import type { MigrationSet } from './db/migrator.ts'
+import type { Lifecycle } from './http/lifecycle.ts'
 import type { IdGenerator } from './ids.ts'
 
 /** What every service receives from the process that mounts it. */
@@ -15,6 +16,8 @@ export interface ServiceBase {
   ids: IdGenerator
   /** Present when REDIS_URL is set: counters shared by every instance. */
   redis?: Redis
+  /** Serving, draining after a stop signal, or past the grace period. */
+  lifecycle: Lifecycle
 }
 
 /**

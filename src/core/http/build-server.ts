@@ -62,7 +62,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     routerOptions: { maxParamLength: MAX_IDENTIFIER_LENGTH },
     frameworkErrors: (error, request, reply) => sendError(error, request, reply.header('x-request-id', request.id), bodyFor(request)),
     clientErrorHandler: clientErrorHandler(bodyForPath),
-    return503OnClosing: true,
+    // While stopping, requests on connections opened before are still answered (with
+    // `Connection: close`), not refused: the database stays open until every connection ends.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>()
   owners.track(app as unknown as FastifyInstance)
   setContextFormatter(app as unknown as FastifyInstance, coreErrorBody)

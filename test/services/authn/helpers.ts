@@ -1,5 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { createIdGenerator } from '../../../src/core/ids.ts'
+import { createLifecycle } from '../../../src/core/http/lifecycle.ts'
 import { ADMINISTRATOR_GROUP } from '../../../src/services/authn/modules/epersons/epersons.service.ts'
 import { createAuthnServices } from '../../../src/services/authn/services.ts'
 import { buildTestApp, type Cleanup, type TestApp, type TestAppOptions } from '../../helpers/build-app.ts'
@@ -19,6 +20,7 @@ export async function authnServices(test: TestApp) {
     database: test.database,
     clock: test.clock,
     ids: createIdGenerator(test.clock),
+    lifecycle: createLifecycle(),
     config: test.config.authn,
   })
 }

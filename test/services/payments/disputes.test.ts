@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { runCommand } from '../../../src/core/cli/command.ts'
 import { createIdGenerator } from '../../../src/core/ids.ts'
+import { createLifecycle } from '../../../src/core/http/lifecycle.ts'
 import { paymentsService } from '../../../src/services/payments/app.ts'
 import { authorize, basic, createApp, merchantFixture, parseList } from './helpers.ts'
 
@@ -18,6 +19,7 @@ async function cli(fixture: Fixture, ...argv: string[]): Promise<{ code: number;
         database: fixture.database,
         clock: fixture.clock,
         ids: createIdGenerator(fixture.clock),
+        lifecycle: createLifecycle(),
         config: fixture.config.payments,
       }),
   })

@@ -16,6 +16,8 @@ export interface ChatRoutesOptions {
   sseHeartbeatMs: number
   /** Absent when AVATAR_RATE_LIMIT is 0. */
   limiter?: RateLimiter
+  /** Aborted when the server's grace period for stopping ends. */
+  shutdownDeadline: AbortSignal
 }
 
 const SHUTDOWN_MESSAGE = 'The server is restarting; please send the message again.'
@@ -56,14 +58,10 @@ export const chatRoutes: FastifyPluginAsyncTypebox<ChatRoutesOptions> = async (a
     : undefined
   const errors = { 400: ErrorSchema, 429: ErrorSchema, 500: ErrorSchema }
 
-  // A stream can last as long as a model talks; on shutdown they end at once, each with an
-  // error event, instead of holding the process until the shutdown timeout.
-  const openStreams = new Set<AbortController>()
-  let shuttingDown = false
-  app.addHook('preClose', async () => {
-    shuttingDown = true
-    for (const stream of openStreams) stream.abort(new Error('server shutting down'))
-  })
+  // A stream can last as long as a model talks. On shutdown a running reply goes on to its
+  // `done`; only one still running when the grace period ends stops, with an error event that
+  // asks the client to send the message again.
+  const deadline = options.shutdownDeadline
 
   app.post(
     '/chat',
@@ -111,21 +109,23 @@ export const chatRoutes: FastifyPluginAsyncTypebox<ChatRoutesOptions> = async (a
       const prepared = await chat.prepare(request.body)
       const sse = openSseStream(request, reply, { heartbeatMs: options.sseHeartbeatMs })
       const send = (data: unknown) => sse.send({ data: JSON.stringify(data) })
-      // Stops the generation when the client leaves or the server shuts down.
+      // Stops the generation when the client leaves or the server's grace period ends.
       const stop = new AbortController()
       const onClientGone = () => stop.abort(sse.signal.reason)
+      const onDeadline = () => stop.abort(deadline.reason)
       sse.signal.addEventListener('abort', onClientGone, { once: true })
-      openStreams.add(stop)
+      if (deadline.aborted) onDeadline()
+      else deadline.addEventListener('abort', onDeadline, { once: true })
       try {
         const outcome = await chat.stream(prepared, { log: request.log, signal: stop.signal, onToken: (content) => send({ type: 'token', content }) })
         if (outcome.type === 'done') await send({ type: 'done', ...outcome.reply })
         else if (outcome.type === 'error') await send({ type: 'error', message: outcome.message })
-        else if (shuttingDown) await send({ type: 'error', message: SHUTDOWN_MESSAGE })
+        else if (deadline.aborted) await send({ type: 'error', message: SHUTDOWN_MESSAGE })
       } catch (error) {
         request.log.error({ err: error }, 'chat stream failed')
         await send({ type: 'error', message: INTERNAL_ERROR_DETAIL })
       } finally {
-        openStreams.delete(stop)
+        deadline.removeEventListener('abort', onDeadline)
         sse.signal.removeEventListener('abort', onClientGone)
         sse.close()
       }

@@ -15,6 +15,7 @@ export interface ConversationDeps {
   database: Database
   clock: Clock
   redis?: ServiceBase['redis']
+  lifecycle: ServiceBase['lifecycle']
   config: ChatConfig
   /** A replacement model (tests); otherwise the OpenAI-compatible one when a key is set, else none (mock). */
   llm?: LlmPort
@@ -41,7 +42,7 @@ export function conversationRoutes(deps: ConversationDeps) {
           onStoreError: (error) => app.log.warn({ err: error }, 'rate-limit store unavailable; counting in memory'),
         })
       : undefined
-    await app.register(chatRoutes, { chat, limiter, maxTextLength: config.maxTextLength, sseHeartbeatMs: config.sseHeartbeatMs })
+    await app.register(chatRoutes, { chat, limiter, maxTextLength: config.maxTextLength, sseHeartbeatMs: config.sseHeartbeatMs, shutdownDeadline: deps.lifecycle.deadline })
     await app.register(sessionsRoutes, { sessions })
   }
 }
