@@ -3,12 +3,12 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync } from 'node:fs'
 import { type IncomingMessage, request as httpRequest } from 'node:http'
-import { type AddressInfo, connect, createServer } from 'node:net'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startTriadProcess } from '../helpers/triad-process.ts'
+import { freePort, startTriadProcess } from '../helpers/triad-process.ts'
 
 /**
  * Issue 13 §5: a stop under load loses nothing. Real processes on 127.0.0.1: streams running,
@@ -197,12 +197,4 @@ function groupAlive(groupId: number): boolean {
   } catch {
     return false
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  server.close()
-  return port
 }
