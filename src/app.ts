@@ -9,6 +9,8 @@ import { migrateToLatest } from './core/db/migrator.ts'
 import { buildServer } from './core/http/build-server.ts'
 import { healthRoutes } from './core/http/health.ts'
 import { createIdGenerator, type IdGenerator } from './core/ids.ts'
+import type { Secrets } from './core/security/keyring.ts'
+import { openConfiguredSecrets, unsuppliedSecretsWarning } from './core/security/secrets.ts'
 import type { ServiceBase } from './core/service.ts'
 import { type Services, serviceLoaders } from './services/index.ts'
 
@@ -21,6 +23,8 @@ export interface AppDeps {
   database?: Database
   clock?: Clock
   ids?: IdGenerator
+  /** The secrets (tests: one store each); TRIAD_SECRETS_FILE by default. */
+  secrets?: Secrets
   /** Replacement providers per service (fakes in tests). */
   services?: { [N in ServiceName]?: ExtraDeps<N> }
   /** Skip running migrations at start (they already ran). */
@@ -49,7 +53,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   }
   const clock = deps.clock ?? systemClock
   const redis = config.core.redisUrl ? new Redis(config.core.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : undefined
-  const base: ServiceBase = { core: config.core, database, clock, ids: deps.ids ?? createIdGenerator(clock), redis }
+  const secrets = deps.secrets ?? openConfiguredSecrets(config.core, clock)
+  const base: ServiceBase = { core: config.core, database, clock, ids: deps.ids ?? createIdGenerator(clock), secrets, redis }
 
   const app = await buildServer({
     logLevel: config.core.logLevel,
@@ -71,5 +76,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     const plugin = (service.plugin as (deps: any) => Parameters<FastifyInstance['register']>[0])({ ...base, ...extra, config: config[name] })
     await app.register(plugin)
   }
+  // Services have read (or generated) their keys while registering: one warning for all of them.
+  const warning = unsuppliedSecretsWarning(secrets, config.core)
+  if (warning) app.log.warn(warning)
   return app
 }

@@ -6,6 +6,7 @@ import { createDb } from './core/db/create-db.ts'
 import { listenUntilSignalled } from './core/http/graceful.ts'
 import { createIdGenerator } from './core/ids.ts'
 import { systemClock } from './core/clock.ts'
+import { openConfiguredSecrets } from './core/security/secrets.ts'
 import type { ServiceBase, ServiceDefinition } from './core/service.ts'
 import { serviceCommandSummaries, serviceLoaders } from './services/index.ts'
 
@@ -91,7 +92,13 @@ async function serviceCommands(getConfig: () => Config, argv: string[]): Promise
           const database = await createDb(config.core.databaseUrl)
           try {
             await migrateServices(database, [name])
-            const base: ServiceBase = { core: config.core, database, clock: systemClock, ids: createIdGenerator(systemClock) }
+            const base: ServiceBase = {
+              core: config.core,
+              database,
+              clock: systemClock,
+              ids: createIdGenerator(systemClock),
+              secrets: openConfiguredSecrets(config.core, systemClock),
+            }
             return await work({ ...base, config: config[name] })
           } finally {
             await database.destroy()

@@ -7,6 +7,8 @@ import { createManualClock, type ManualClock } from '../../src/core/clock.ts'
 import type { ServiceName } from '../../src/core/config/core-config.ts'
 import { createDb, type Database } from '../../src/core/db/create-db.ts'
 import { createIdGenerator } from '../../src/core/ids.ts'
+import { createSecrets, type Secrets } from '../../src/core/security/keyring.ts'
+import { memorySecretStore, type SecretStore } from '../../src/core/security/secrets-file.ts'
 
 /** Anything with node:test's `after` (a test context, or `{ after }` imported from node:test). */
 export interface Cleanup {
@@ -43,6 +45,21 @@ export async function createTestDatabase(t: Cleanup): Promise<Database> {
   return database
 }
 
+// Each test database has its own secrets, in memory: the instances a test starts on one database
+// share them (as instances of one deployment share the secrets file), and parallel test files
+// never share a file.
+const storesOfDatabases = new WeakMap<Database, SecretStore>()
+
+/** The secrets store of a test database (created empty on first use). */
+export function secretStoreOf(database: Database): SecretStore {
+  let store = storesOfDatabases.get(database)
+  if (!store) {
+    store = memorySecretStore()
+    storesOfDatabases.set(database, store)
+  }
+  return store
+}
+
 /** The configuration of a test app: defaults, quiet logs, the test database, plus `env`. */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({ DATABASE_URL: testDatabaseUrl, LOG_LEVEL: 'silent', ...env })
@@ -59,6 +76,8 @@ export interface TestAppOptions {
   database?: Database
   /** Fake providers per service. */
   deps?: AppDeps['services']
+  /** Where the app keeps its secrets; the test database's own store (in memory) by default. */
+  secretStore?: SecretStore
 }
 
 export interface TestApp {
@@ -66,6 +85,9 @@ export interface TestApp {
   database: Database
   clock: ManualClock
   config: Config
+  /** The app's secrets (its keyrings), over `secretStore`. */
+  secrets: Secrets
+  secretStore: SecretStore
 }
 
 /**
@@ -79,7 +101,9 @@ export async function buildTestApp(t: Cleanup, options: TestAppOptions = {}): Pr
   const config = testConfig(env)
   const database = options.database ?? (await createTestDatabase(t))
   const clock = options.clock ?? createManualClock()
-  const app = await buildApp(config, { database, clock, ids: createIdGenerator(clock), services: options.deps })
+  const secretStore = options.secretStore ?? secretStoreOf(database)
+  const secrets = createSecrets(secretStore, clock)
+  const app = await buildApp(config, { database, clock, ids: createIdGenerator(clock), secrets, services: options.deps })
   t.after(() => app.close())
-  return { app, database, clock, config }
+  return { app, database, clock, config, secrets, secretStore }
 }

@@ -35,7 +35,7 @@ export async function startTriadProcess(t: Cleanup, env: Record<string, string> 
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'triad-process-'))
   const child = spawn(options.node ?? process.execPath, [triad, 'serve', '--port', String(port)], {
-    env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 't.sqlite')}`, ...env },
+    env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 't.sqlite')}`, TRIAD_SECRETS_FILE: join(dir, 'secrets.json'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached,
   })

@@ -19,6 +19,7 @@ export async function authnServices(test: TestApp) {
     database: test.database,
     clock: test.clock,
     ids: createIdGenerator(test.clock),
+    secrets: test.secrets,
     config: test.config.authn,
   })
 }

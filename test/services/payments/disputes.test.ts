@@ -18,6 +18,7 @@ async function cli(fixture: Fixture, ...argv: string[]): Promise<{ code: number;
         database: fixture.database,
         clock: fixture.clock,
         ids: createIdGenerator(fixture.clock),
+        secrets: fixture.secrets,
         config: fixture.config.payments,
       }),
   })
