@@ -10,6 +10,8 @@ import { buildServer } from './core/http/build-server.ts'
 import { healthRoutes } from './core/http/health.ts'
 import { createLifecycle, type Lifecycle } from './core/http/lifecycle.ts'
 import { createIdGenerator, type IdGenerator } from './core/ids.ts'
+import type { Secrets } from './core/security/keyring.ts'
+import { openConfiguredSecrets, unsuppliedSecretsWarning } from './core/security/secrets.ts'
 import type { ServiceBase } from './core/service.ts'
 import { type Services, serviceLoaders } from './services/index.ts'
 
@@ -22,6 +24,8 @@ export interface AppDeps {
   database?: Database
   clock?: Clock
   ids?: IdGenerator
+  /** The secrets (tests: one store each); TRIAD_SECRETS_FILE by default. */
+  secrets?: Secrets
   /** Replacement providers per service (fakes in tests). */
   services?: { [N in ServiceName]?: ExtraDeps<N> }
   /** Skip running migrations at start (they already ran). */
@@ -55,7 +59,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const clock = deps.clock ?? systemClock
   const redis = config.core.redisUrl ? new Redis(config.core.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : undefined
   const lifecycle = deps.lifecycle ?? createLifecycle()
-  const base: ServiceBase = { core: config.core, database, clock, ids: deps.ids ?? createIdGenerator(clock), redis, lifecycle }
+  const secrets = deps.secrets ?? openConfiguredSecrets(config.core, clock)
+  const base: ServiceBase = { core: config.core, database, clock, ids: deps.ids ?? createIdGenerator(clock), secrets, redis, lifecycle }
 
   const services = await Promise.all(config.core.services.map(async (name) => [name, await serviceLoaders[name]()] as const))
   const app = await buildServer({
@@ -83,5 +88,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     const plugin = (service.plugin as (deps: any) => Parameters<FastifyInstance['register']>[0])({ ...base, ...extra, config: config[name] })
     await app.register(plugin)
   }
+  // Services have read (or generated) their keys while registering: one warning for all of them.
+  const warning = unsuppliedSecretsWarning(secrets, config.core)
+  if (warning) app.log.warn(warning)
   return app
 }

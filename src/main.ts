@@ -8,6 +8,7 @@ import { createLifecycle } from './core/http/lifecycle.ts'
 import { followParent, startedByWrapper } from './core/process/follow-parent.ts'
 import { createIdGenerator } from './core/ids.ts'
 import { systemClock } from './core/clock.ts'
+import { openConfiguredSecrets } from './core/security/secrets.ts'
 import type { ServiceBase, ServiceDefinition } from './core/service.ts'
 import { serviceCommandSummaries, serviceLoaders } from './services/index.ts'
 
@@ -96,7 +97,14 @@ async function serviceCommands(getConfig: () => Config, argv: string[]): Promise
           const database = await createDb(config.core.databaseUrl)
           try {
             await migrateServices(database, [name])
-            const base: ServiceBase = { core: config.core, database, clock: systemClock, ids: createIdGenerator(systemClock), lifecycle: createLifecycle() }
+            const base: ServiceBase = {
+              core: config.core,
+              database,
+              clock: systemClock,
+              ids: createIdGenerator(systemClock),
+              secrets: openConfiguredSecrets(config.core, systemClock),
+              lifecycle: createLifecycle(),
+            }
             return await work({ ...base, config: config[name] })
           } finally {
             await database.destroy()

@@ -7,6 +7,7 @@ import type { Database } from './db/create-db.ts'
 import type { MigrationSet } from './db/migrator.ts'
 import type { Lifecycle } from './http/lifecycle.ts'
 import type { IdGenerator } from './ids.ts'
+import type { Secrets } from './security/keyring.ts'
 
 /** What every service receives from the process that mounts it. */
 export interface ServiceBase {
@@ -14,6 +15,8 @@ export interface ServiceBase {
   database: Database
   clock: Clock
   ids: IdGenerator
+  /** Generated and supplied secrets (keyrings by name), kept outside the database. */
+  secrets: Secrets
   /** Present when REDIS_URL is set: counters shared by every instance. */
   redis?: Redis
   /** Serving, draining after a stop signal, or past the grace period. */

@@ -15,6 +15,6 @@ export type Services = { [N in ServiceName]: Awaited<ReturnType<(typeof serviceL
 
 /** One-line descriptions of the services that have `triad <service> …` commands, for help. */
 export const serviceCommandSummaries: Partial<Record<ServiceName, string>> = {
-  authn: 'Manage epersons and groups.',
-  payments: 'Open and decide disputes, report fraud (test mode).',
+  authn: 'Manage epersons and groups; rotate the signing secret.',
+  payments: 'Open and decide disputes, report fraud (test mode); rotate card vault keys.',
 }

@@ -6,7 +6,11 @@ import { type Config, loadConfig } from '../../src/config.ts'
 import { createManualClock, type ManualClock } from '../../src/core/clock.ts'
 import type { ServiceName } from '../../src/core/config/core-config.ts'
 import { createDb, type Database } from '../../src/core/db/create-db.ts'
+import { createLifecycle } from '../../src/core/http/lifecycle.ts'
 import { createIdGenerator } from '../../src/core/ids.ts'
+import type { ServiceBase } from '../../src/core/service.ts'
+import { createSecrets, type Secrets } from '../../src/core/security/keyring.ts'
+import { memorySecretStore, type SecretStore } from '../../src/core/security/secrets-file.ts'
 
 /** Anything with node:test's `after` (a test context, or `{ after }` imported from node:test). */
 export interface Cleanup {
@@ -43,6 +47,21 @@ export async function createTestDatabase(t: Cleanup): Promise<Database> {
   return database
 }
 
+// Each test database has its own secrets, in memory: the instances a test starts on one database
+// share them (as instances of one deployment share the secrets file), and parallel test files
+// never share a file.
+const storesOfDatabases = new WeakMap<Database, SecretStore>()
+
+/** The secrets store of a test database (created empty on first use). */
+export function secretStoreOf(database: Database): SecretStore {
+  let store = storesOfDatabases.get(database)
+  if (!store) {
+    store = memorySecretStore()
+    storesOfDatabases.set(database, store)
+  }
+  return store
+}
+
 /** The configuration of a test app: defaults, quiet logs, the test database, plus `env`. */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({ DATABASE_URL: testDatabaseUrl, LOG_LEVEL: 'silent', ...env })
@@ -61,6 +80,8 @@ export interface TestAppOptions {
   deps?: AppDeps['services']
   /** Where the app's log lines go (with `env: { LOG_LEVEL }`). */
   logStream?: NodeJS.WritableStream
+  /** Where the app keeps its secrets; the test database's own store (in memory) by default. */
+  secretStore?: SecretStore
 }
 
 export interface TestApp {
@@ -68,6 +89,9 @@ export interface TestApp {
   database: Database
   clock: ManualClock
   config: Config
+  /** The app's secrets (its keyrings), over `secretStore`. */
+  secrets: Secrets
+  secretStore: SecretStore
 }
 
 /**
@@ -81,7 +105,25 @@ export async function buildTestApp(t: Cleanup, options: TestAppOptions = {}): Pr
   const config = testConfig(env)
   const database = options.database ?? (await createTestDatabase(t))
   const clock = options.clock ?? createManualClock()
-  const app = await buildApp(config, { database, clock, ids: createIdGenerator(clock), services: options.deps, logStream: options.logStream })
+  const secretStore = options.secretStore ?? secretStoreOf(database)
+  const secrets = createSecrets(secretStore, clock)
+  const app = await buildApp(config, { database, clock, ids: createIdGenerator(clock), secrets, services: options.deps, logStream: options.logStream })
   t.after(() => app.close())
-  return { app, database, clock, config }
+  return { app, database, clock, config, secrets, secretStore }
+}
+
+/**
+ * What a service's plugin or commands get, over the test app's database, clock and secrets:
+ * for tests that call a service or a command directly. `secrets` replaces the app's keyrings
+ * (another process's view of the same store).
+ */
+export function serviceBaseOf(test: TestApp, options: { secrets?: Secrets } = {}): ServiceBase {
+  return {
+    core: test.config.core,
+    database: test.database,
+    clock: test.clock,
+    ids: createIdGenerator(test.clock),
+    secrets: options.secrets ?? test.secrets,
+    lifecycle: createLifecycle(),
+  }
 }

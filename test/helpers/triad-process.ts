@@ -32,13 +32,18 @@ export async function freePort(): Promise<number> {
  * this test's Node; `detached` puts it in a process group of its own, as a shell job is), on a
  * fresh SQLite file and a free port; returns once `/healthz` answers. Killed when the test ends.
  */
-export async function startTriadProcess(t: Cleanup, env: Record<string, string> = {}, options: { node?: string; detached?: boolean } = {}): Promise<TriadProcess> {
+export async function startTriadProcess(
+  t: Cleanup,
+  env: Record<string, string> = {},
+  options: { node?: string; detached?: boolean; cwd?: string } = {},
+): Promise<TriadProcess> {
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'triad-process-'))
   const child = spawn(options.node ?? process.execPath, [triad, 'serve', '--port', String(port)], {
-    env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 't.sqlite')}`, ...env },
+    env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 't.sqlite')}`, TRIAD_SECRETS_FILE: join(dir, 'secrets.json'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached,
+    cwd: options.cwd,
   })
   let output = ''
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))

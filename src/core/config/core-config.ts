@@ -5,6 +5,9 @@ import { defineSection, Env, splitList } from './load-config.ts'
 export const SERVICE_NAMES = ['authn', 'avatar', 'payments'] as const
 export type ServiceName = (typeof SERVICE_NAMES)[number]
 
+/** Beside the default SQLite database: fine for development, not apart from the data (see docs/operations.md). */
+export const DEFAULT_SECRETS_FILE = './data/secrets.json'
+
 const DATABASE_URL_PATTERN = '^(sqlite:.+|postgres(ql)?://.+)$'
 
 export const coreSection = defineSection(
@@ -24,6 +27,10 @@ export const coreSection = defineSection(
     CORS_ORIGINS: Env.optionalString('a comma-separated list of origins (https://app.example.org) or *'),
     TRUST_PROXY: Env.optionalString('true, or a comma-separated list of proxy addresses or CIDR ranges'),
     SHUTDOWN_TIMEOUT: Env.duration('10s'),
+    TRIAD_SECRETS_FILE: Env.optionalString(
+      'the path of the file that keeps generated secrets (mode 0600), kept apart from the database and its backups (unset: ./data/secrets.json)',
+    ),
+    NODE_ENV: Env.optionalString('production, or anything else for development; production warns loudly about secrets not supplied from outside'),
   }),
   (env) => ({
     port: env.PORT,
@@ -35,6 +42,10 @@ export const coreSection = defineSection(
     corsOrigins: splitList(env.CORS_ORIGINS),
     trustProxy: env.TRUST_PROXY === 'true' ? (true as const) : splitList(env.TRUST_PROXY),
     shutdownTimeoutMs: parseDurationMs(env.SHUTDOWN_TIMEOUT),
+    secretsFile: env.TRIAD_SECRETS_FILE ?? DEFAULT_SECRETS_FILE,
+    /** The operator named the secrets file: keys in it count as supplied from outside. */
+    secretsFileChosen: env.TRIAD_SECRETS_FILE !== undefined,
+    production: env.NODE_ENV === 'production',
   }),
 )
 

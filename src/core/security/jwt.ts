@@ -1,4 +1,4 @@
-import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose'
+import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTPayload } from 'jose'
 
 /**
  * HS256 JSON Web Tokens. The algorithm is pinned on both sides: tokens are only ever signed
@@ -8,8 +8,10 @@ import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose'
 export const JWT_ALGORITHM = 'HS256'
 
 export interface SignOptions {
-  /** `typ` header; omitted when undefined (DSpace's login tokens carry `{"alg":"HS256"}` only). */
+  /** `typ` header; omitted when undefined (DSpace's login tokens carry no `typ`). */
   type?: string
+  /** `kid` header: which key signed, so verifiers pick it among several (key rotation). */
+  keyId?: string
 }
 
 export interface VerifyOptions {
@@ -20,8 +22,20 @@ export interface VerifyOptions {
 }
 
 export async function signJwt(claims: JWTPayload, key: Uint8Array, options: SignOptions = {}): Promise<string> {
-  const header = options.type === undefined ? { alg: JWT_ALGORITHM } : { alg: JWT_ALGORITHM, typ: options.type }
+  const header: { alg: string; typ?: string; kid?: string } = { alg: JWT_ALGORITHM }
+  if (options.type !== undefined) header.typ = options.type
+  if (options.keyId !== undefined) header.kid = options.keyId
   return new SignJWT(claims).setProtectedHeader(header).sign(key)
+}
+
+/** The `kid` header of a token, without verifying anything; undefined when absent or unreadable. */
+export function jwtKeyId(token: string): string | undefined {
+  try {
+    const { kid } = decodeProtectedHeader(token)
+    return typeof kid === 'string' ? kid : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /**

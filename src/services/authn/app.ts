@@ -35,7 +35,7 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
   commands: authnCommands,
   plugin: (deps) => async (app) => {
     const { config, clock } = deps
-    const { database, tokens, epersons, siteUuid } = await createAuthnServices(deps)
+    const { database, tokens, epersons, siteUuid } = await createAuthnServices(deps, app.log)
     await epersons.ensureGroup(ADMINISTRATOR_GROUP, true)
     if (config.adminEmail) await epersons.ensureAdministrator(config.adminEmail, config.adminPassword)
     const specialGroups = await createSpecialGroupsService({

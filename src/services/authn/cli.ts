@@ -1,6 +1,7 @@
 import { type CliOutput, type Command, CommandError, type CommandGroup, type ParsedArgs, requireOption } from '../../core/cli/command.ts'
 import { isAppError } from '../../core/errors/app-error.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
+import { secretCommands } from './secret.cli.ts'
 import { createAuthnServices } from './services.ts'
 import type { AuthnConfig } from './config.ts'
 import type { PublicEpersonRow } from './modules/epersons/epersons.repository.ts'
@@ -180,7 +181,7 @@ export function authnCommands(env: ServiceCliEnvironment<AuthnConfig>): CommandG
 
   return {
     name: 'authn',
-    summary: 'Manage the epersons and groups of the authentication service.',
+    summary: 'Manage the epersons and groups of the authentication service, and its signing secret.',
     commands: [
       {
         name: 'eperson',
@@ -188,6 +189,7 @@ export function authnCommands(env: ServiceCliEnvironment<AuthnConfig>): CommandG
         commands: [add, list, setPassword, toggle('disable'), toggle('enable')],
       },
       { name: 'group', summary: 'Create groups and add members.', commands: [groupAdd, addMember] },
+      secretCommands(env),
     ],
   }
 }

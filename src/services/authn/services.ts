@@ -1,26 +1,30 @@
 import type { ServiceBase } from '../../core/service.ts'
-import { deriveKey, generateSecretToken } from '../../core/security/secret-token.ts'
 import type { AuthnConfig } from './config.ts'
 import { authnDatabase } from './db.ts'
 import { createEpersonsService } from './modules/epersons/epersons.service.ts'
 import { createTokenService } from './modules/sessions/tokens.service.ts'
 import { getOrCreateSetting } from './modules/settings/settings.repository.ts'
+import { moveSigningSecretOutOfDatabase, type SecretsLog, signingKeyring } from './modules/settings/signing-secret.ts'
+
+const silent: SecretsLog = { info: () => {} }
 
 /**
  * The services of authn, wired once per process. The signing secret is AUTHN_SECRET, or one
- * generated on first start and kept in the database, so every instance signs with the same key.
+ * generated on first start into the secrets file (never the database), which every instance
+ * shares; older keys in the file keep verifying the tokens they signed until retired.
  */
-export async function createAuthnServices(deps: ServiceBase & { config: AuthnConfig }) {
+export async function createAuthnServices(deps: ServiceBase & { config: AuthnConfig }, log: SecretsLog = silent) {
   const { config, clock, ids } = deps
   const database = authnDatabase(deps.database)
-  const secret = config.secret ?? (await getOrCreateSetting(database.db, 'jwt_secret', () => generateSecretToken(48)))
+  const keyring = signingKeyring(deps.secrets, config.secret)
+  await moveSigningSecretOutOfDatabase(database.db, keyring, clock, log)
+  await keyring.init()
   const siteUuid = await getOrCreateSetting(database.db, 'site_uuid', () => ids.uuid())
   const tokens = createTokenService({
     database,
     clock,
     ids,
-    // One key per token kind, derived from the one secret: a short-lived token's signature can never verify as a login token's.
-    keys: { login: deriveKey(secret, 'authn/login-token'), shortLived: deriveKey(secret, 'authn/short-lived-token') },
+    keyring,
     tokenLifetimeMs: config.tokenLifetimeMs,
     refreshGraceMs: config.refreshGraceMs,
     sessionMaxAgeMs: config.sessionMaxAgeMs,
@@ -28,5 +32,5 @@ export async function createAuthnServices(deps: ServiceBase & { config: AuthnCon
     revocationCacheMs: config.revocationCacheMs,
   })
   const epersons = createEpersonsService({ database, clock, ids, tokens })
-  return { database, tokens, epersons, siteUuid }
+  return { database, tokens, epersons, siteUuid, keyring }
 }

@@ -18,7 +18,8 @@ import { appsRoutes } from './modules/apps/apps.routes.ts'
 import { createAppsService, hashKey } from './modules/apps/apps.service.ts'
 import { clientApiPlugin } from './modules/client-payments/client-api.plugin.ts'
 import { hostedPageRoutes } from './modules/hosted-page/hosted-page.routes.ts'
-import { createVaultService } from './modules/vault/vault.service.ts'
+import { vaultKeyring } from './modules/vault/vault.keys.ts'
+import { createVaultService, type VaultService } from './modules/vault/vault.service.ts'
 import type { VaultDb } from './modules/vault/vault.table.ts'
 import { disputesRoutes } from './modules/disputes/disputes.routes.ts'
 import { createDisputesService } from './modules/disputes/disputes.service.ts'
@@ -83,6 +84,17 @@ export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger
   }
 }
 
+/** The card vault over the context's database, with the vault keys of `deps.secrets`. */
+export function createVault(ctx: PaymentsContext, deps: Pick<PaymentsDeps, 'secrets' | 'config'>): VaultService {
+  return createVaultService({
+    database: { db: ctx.db as unknown as VaultDb, dialect: ctx.database.dialect },
+    clock: ctx.clock,
+    ids: ctx.ids,
+    keyring: vaultKeyring(deps.secrets, deps.config.vaultKey),
+    tokenTtlMs: deps.config.vaultTokenTtlMs,
+  })
+}
+
 export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> = {
   name: 'payments',
   migrations,
@@ -96,9 +108,12 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
 
     const ctx = createPaymentsContext(deps, app.log)
     app.addHook('onClose', async () => ctx.close())
+    // The vault keys are read (or moved out of an old database, or generated) before any request.
+    const vault = createVault(ctx, deps)
+    await vault.init(app.log)
     const apps = createAppsService({ db: ctx.db, clock: ctx.clock, ids: ctx.ids })
     const merchants = createMerchantsService(ctx)
-    const transactions = createTransactionsService(ctx, merchants)
+    const transactions = createTransactionsService(ctx, merchants, vault)
     const lines = createLinesService(ctx, merchants)
     const disputes = createDisputesService(ctx, merchants)
 
@@ -135,13 +150,6 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
 
     // The customer side (issue 7): the client API (vault, /payments, 3-D Secure frames) in its
     // own scope with Paylike's client wire rules, and the hosted payment page.
-    const vault = createVaultService({
-      database: { db: ctx.db as unknown as VaultDb, dialect: ctx.database.dialect },
-      clock: ctx.clock,
-      ids: ctx.ids,
-      configuredKey: deps.config.vaultKey,
-      tokenTtlMs: deps.config.vaultTokenTtlMs,
-    })
     await app.register(clientApiPlugin(ctx, vault))
     await app.register(hostedPageRoutes(ctx))
   },

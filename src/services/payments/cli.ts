@@ -6,6 +6,7 @@ import { createPaymentsContext } from './app.ts'
 import type { PaymentsConfig } from './config.ts'
 import { createDisputesService } from './modules/disputes/disputes.service.ts'
 import { createMerchantsService } from './modules/merchants/merchants.service.ts'
+import { vaultCommands } from './vault.cli.ts'
 
 function integerOption(args: ParsedArgs, name: string): number | undefined {
   const value = args.values[name]
@@ -89,10 +90,11 @@ export function paymentsCommands(env: ServiceCliEnvironment<PaymentsConfig>): Co
   }
   return {
     name: 'payments',
-    summary: 'Payments operations: play the card network in test mode (disputes, fraud alerts).',
+    summary: 'Payments operations: play the card network in test mode (disputes, fraud alerts); rotate the card vault keys.',
     commands: [
       { name: 'dispute', summary: 'Open and decide disputes.', commands: [open, decide] },
       { name: 'fraud', summary: 'Report fraud alerts.', commands: [report] },
+      vaultCommands(env),
     ],
   }
 }

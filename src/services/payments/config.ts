@@ -5,7 +5,9 @@ import { parseRateLimit, RATE_LIMIT_PATTERN } from '../../core/http/rate-limit.t
 
 export const paymentsSection = defineSection(
   Type.Object({
-    PAYMENTS_VAULT_KEY: Env.optionalString('32 bytes as 64 hexadecimal digits', { pattern: '^[0-9a-fA-F]{64}$' }),
+    PAYMENTS_VAULT_KEY: Env.optionalString('32 bytes as 64 hexadecimal digits; during a rotation the new key, a comma, then the old one(s)', {
+      pattern: '^[0-9a-fA-F]{64}(,[0-9a-fA-F]{64})*$',
+    }),
     PAYMENTS_SMTP_URL: Env.optionalString('an SMTP URL such as smtp://user:pass@mail.example.com:587 (unset: e-mails go to the outbox table and the log)', {
       pattern: '^smtps?://',
     }),

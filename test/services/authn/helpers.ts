@@ -1,9 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { createIdGenerator } from '../../../src/core/ids.ts'
-import { createLifecycle } from '../../../src/core/http/lifecycle.ts'
 import { ADMINISTRATOR_GROUP } from '../../../src/services/authn/modules/epersons/epersons.service.ts'
 import { createAuthnServices } from '../../../src/services/authn/services.ts'
-import { buildTestApp, type Cleanup, type TestApp, type TestAppOptions } from '../../helpers/build-app.ts'
+import { buildTestApp, type Cleanup, serviceBaseOf, type TestApp, type TestAppOptions } from '../../helpers/build-app.ts'
 
 export const PASSWORD = 'correct horse battery'
 export const ADMIN_EMAIL = 'admin@example.org'
@@ -16,11 +14,7 @@ export async function startAuthn(t: Cleanup, env: Record<string, string> = {}, o
 /** The authn services over the test app's database (to seed epersons and groups). */
 export async function authnServices(test: TestApp) {
   return createAuthnServices({
-    core: test.config.core,
-    database: test.database,
-    clock: test.clock,
-    ids: createIdGenerator(test.clock),
-    lifecycle: createLifecycle(),
+    ...serviceBaseOf(test),
     config: test.config.authn,
   })
 }

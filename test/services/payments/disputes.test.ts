@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { runCommand } from '../../../src/core/cli/command.ts'
-import { createIdGenerator } from '../../../src/core/ids.ts'
-import { createLifecycle } from '../../../src/core/http/lifecycle.ts'
 import { paymentsService } from '../../../src/services/payments/app.ts'
 import { authorize, basic, createApp, merchantFixture, parseList } from './helpers.ts'
+import { serviceBaseOf } from '../../helpers/build-app.ts'
 
 type Fixture = Awaited<ReturnType<typeof merchantFixture>>
 
@@ -15,11 +14,7 @@ async function cli(fixture: Fixture, ...argv: string[]): Promise<{ code: number;
   const group = paymentsService.commands?.({
     withService: (work) =>
       work({
-        core: fixture.config.core,
-        database: fixture.database,
-        clock: fixture.clock,
-        ids: createIdGenerator(fixture.clock),
-        lifecycle: createLifecycle(),
+        ...serviceBaseOf(fixture),
         config: fixture.config.payments,
       }),
   })

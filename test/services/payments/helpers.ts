@@ -14,9 +14,15 @@ export interface PaymentsTestApp extends TestApp {
 /** A Triad app serving payments only, on a fresh database with a manual clock. */
 export async function paymentsApp(
   t: Cleanup,
-  options: { env?: Record<string, string>; deps?: Partial<PaymentsExtra>; database?: TestApp['database'] } = {},
+  options: { env?: Record<string, string>; deps?: Partial<PaymentsExtra>; database?: TestApp['database']; secretStore?: TestApp['secretStore'] } = {},
 ): Promise<PaymentsTestApp> {
-  const built = await buildTestApp(t, { services: ['payments'], env: options.env, database: options.database, deps: { payments: options.deps } })
+  const built = await buildTestApp(t, {
+    services: ['payments'],
+    env: options.env,
+    database: options.database,
+    secretStore: options.secretStore,
+    deps: { payments: options.deps },
+  })
   return { ...built, db: built.database.db as Kysely<PaymentsTables> }
 }
 

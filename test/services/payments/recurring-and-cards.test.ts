@@ -103,7 +103,8 @@ test('refuses a recurring request without a source, amount or currency, each nam
 })
 
 test('declines answer 400 with one processing error, and the declined transaction is kept', async (t) => {
-  const fixture = await merchantFixture(t)
+  // Live merchants need a vault key supplied from outside (test/services/payments/vault/secrets.test.ts).
+  const fixture = await merchantFixture(t, { env: { PAYMENTS_VAULT_KEY: 'c3'.repeat(32) } })
   const url = `/merchants/${fixture.merchant.id}/transactions`
   const expiring = await authorize(fixture, fixture.merchant.id, { expiry: { year: 2026, month: 2 } })
   fixture.clock.set('2026-03-01T00:00:00.000Z')

@@ -3,19 +3,19 @@ import { test } from 'node:test'
 import { createTestDatabase } from '../../../helpers/build-app.ts'
 import { ADMIN_EMAIL, BrowserClient, decodeJwt, loggedIn, PASSWORD, startAuthn, statusOf } from '../helpers.ts'
 
-test('without AUTHN_SECRET a secret is generated once, stored, and shared by every instance and restart', async (t) => {
+test('without AUTHN_SECRET a secret is generated once into the secrets file (never the database), shared by every instance and restart', async (t) => {
   const database = await createTestDatabase(t)
   const first = await startAuthn(t, {}, { database })
   const client = await loggedIn(first.app, ADMIN_EMAIL)
-  const stored = await first.database.db.selectFrom('authn_settings').select(['name', 'value']).where('name', '=', 'jwt_secret').execute()
+  const stored = (await first.secretStore.load()).secrets['authn.jwt'] ?? []
   assert.equal(stored.length, 1)
-  assert.ok(stored[0].value.length >= 32)
+  assert.ok(stored[0].secret.length >= 32)
+  assert.deepEqual(await first.database.db.selectFrom('authn_settings').select('name').where('name', '=', 'jwt_secret').execute(), [])
 
-  // A second instance (or a restart) on the same database accepts the first one's token.
+  // A second instance (or a restart) with the same secrets file accepts the first one's token.
   const second = await startAuthn(t, {}, { database, clock: first.clock })
   assert.equal((await statusOf(second.app, client.token)).body.authenticated, true)
-  const again = await second.database.db.selectFrom('authn_settings').select('value').where('name', '=', 'jwt_secret').execute()
-  assert.deepEqual(again, [{ value: stored[0].value }])
+  assert.deepEqual((await second.secretStore.load()).secrets['authn.jwt'], stored)
 })
 
 test('AUTHN_SECRET signs tokens: an instance with another secret rejects them', async (t) => {

@@ -29,13 +29,15 @@ async function cliDatabaseUrl(t: Cleanup): Promise<string> {
 }
 
 function cli(databaseUrl: string) {
+  // A secrets file of its own, never the working directory's ./data/secrets.json.
+  const secretsDir = mkdtempSync(join(tmpdir(), 'authn-cli-secrets-'))
   return async (...argv: string[]) => {
     const out: string[] = []
     const err: string[] = []
     const code = await main(
       ['authn', ...argv],
       { out: (text) => out.push(text), err: (text) => err.push(text) },
-      { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+      { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', TRIAD_SECRETS_FILE: join(secretsDir, 'secrets.json') },
     )
     return { code, out: out.join('\n'), err: err.join('\n') }
   }

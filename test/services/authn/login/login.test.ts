@@ -12,7 +12,10 @@ test('password login: 200, empty body, Authorization: Bearer <HS256 JWT> with ei
   assert.equal(response.statusCode, 200)
   assert.equal(response.body, '')
   const { header, payload } = decodeJwt(client.token ?? '')
-  assert.deepEqual(header, { alg: 'HS256' })
+  // DSpace's header plus the id of the signing key (key rotation, docs/decisions.md).
+  assert.deepEqual(Object.keys(header), ['alg', 'kid'])
+  assert.equal(header.alg, 'HS256')
+  assert.match(String(header.kid), /^[0-9a-f]{16}$/)
   const now = Math.floor(test_.clock.now().getTime() / 1000)
   assert.equal(payload.eid, alice.uuid)
   assert.deepEqual(payload.sg, [])

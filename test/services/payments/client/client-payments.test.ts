@@ -33,10 +33,10 @@ describe('POST /vault', () => {
     const fixture = await clientFixture(t)
     const body = await paymentBody(fixture.app, fixture.key)
     const card = body.card as { number: { token: string } }
-    const [version, iv, tag, sealed] = card.number.token.split('.')
+    const [version, keyId, iv, tag, sealed] = card.number.token.split('.')
     const flipped = Buffer.from(sealed, 'base64url')
     flipped[0] ^= 1
-    const edited = [version, iv, tag, flipped.toString('base64url')].join('.')
+    const edited = [version, keyId, iv, tag, flipped.toString('base64url')].join('.')
     assert.equal(expectClientError(await pay(fixture.app, { ...body, card: { ...card, number: { token: edited } } }), 'TOKEN_INVALID').path, 'card.number')
     const other = await clientFixture(t, { env: { PAYMENTS_VAULT_KEY: VAULT_KEY } })
     const foreign = await paymentBody(other.app, fixture.key)
@@ -179,7 +179,8 @@ describe('POST /payments', () => {
   })
 
   it('answers a live merchant clearly that no acquirer is configured, and refuses test numbers there', async (t) => {
-    const fixture = await clientFixture(t)
+    // Live merchants need a vault key supplied from outside (test/services/payments/vault/secrets.test.ts).
+    const fixture = await clientFixture(t, { env: { PAYMENTS_VAULT_KEY: VAULT_KEY } })
     const live = await createMerchant(fixture.app, fixture.owner.key, { test: false })
     const body = await paymentBody(fixture.app, String(live.key), { test: null })
     const error = expectClientError(await pay(fixture.app, body), 'PAYMENT_METHOD_ERROR')
@@ -312,10 +313,11 @@ describe('POST /payments', () => {
     assert.equal((await vaultDb.selectFrom('payments_vault_keys').selectAll().execute()).length, 0, 'no generated key when one is configured')
   })
 
-  it('generates the vault key once and keeps it in the database when PAYMENTS_VAULT_KEY is unset', async (t) => {
+  it('generates the vault key once into the secrets file, never the database, when PAYMENTS_VAULT_KEY is unset', async (t) => {
     const fixture = await clientFixture(t)
     await tokenize(fixture.app, 'pcn', '4111111111111111')
-    const keys = await (fixture.db as unknown as Kysely<VaultTables>).selectFrom('payments_vault_keys').selectAll().execute()
+    assert.deepEqual(await (fixture.db as unknown as Kysely<VaultTables>).selectFrom('payments_vault_keys').selectAll().execute(), [])
+    const keys = (await fixture.secretStore.load()).secrets['payments.vault'] ?? []
     assert.equal(keys.length, 1)
     assert.match(keys[0].secret, /^[0-9a-f]{64}$/)
   })

@@ -2,7 +2,9 @@ import type { JWTPayload } from 'jose'
 import type { Clock } from '../../../../core/clock.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
-import { signJwt, verifyJwt } from '../../../../core/security/jwt.ts'
+import { jwtKeyId, signJwt, verifyJwt } from '../../../../core/security/jwt.ts'
+import type { Key, KeySet, Keyring } from '../../../../core/security/keyring.ts'
+import { deriveKey } from '../../../../core/security/secret-token.ts'
 import type { AuthnDatabase, DbExecutor } from '../../db.ts'
 import {
   deleteExpiredSessionsOf,
@@ -20,6 +22,11 @@ export const SHORT_LIVED_TOKEN_TYPE = 'dspace-shortlived+jwt'
 export interface TokenKeys {
   login: Uint8Array
   shortLived: Uint8Array
+}
+
+/** One key per token kind, derived from one secret: a short-lived token's signature can never verify as a login token's. */
+export function tokenKeysOf(secret: string): TokenKeys {
+  return { login: deriveKey(secret, 'authn/login-token'), shortLived: deriveKey(secret, 'authn/short-lived-token') }
 }
 
 export interface TokenClaims {
@@ -47,7 +54,8 @@ export interface TokenServiceOptions {
   database: AuthnDatabase
   clock: Clock
   ids: IdGenerator
-  keys: TokenKeys
+  /** The signing secrets: the active one signs (its id in the `kid` header); every one verifies. */
+  keyring: Pick<Keyring, 'current' | 'refresh'>
   tokenLifetimeMs: number
   refreshGraceMs: number
   sessionMaxAgeMs: number
@@ -89,18 +97,61 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
  * instance evicts the cache at once.
  */
 export function createTokenService(options: TokenServiceOptions) {
-  const { database, clock, ids, keys } = options
+  const { database, clock, ids, keyring } = options
   const cache = new Map<string, { session: LoadedSession | undefined; fetchedAt: number }>()
   // Signature checks are the costliest step of an authenticated request, and a client sends the
   // same token many times: a token's bytes verified once verify the same way again. Only good
   // signatures are remembered; expiry is still checked against the clock on every use.
+  // The map is emptied whenever the set of keys changes, so a retired key's tokens stop at once.
   const verified = new Map<string, TokenClaims>()
+  const derived = new Map<string, TokenKeys>()
+  let keysVersion = -1
 
-  async function verifiedClaims(token: string, key: Uint8Array, type: string | undefined, now: Date): Promise<TokenClaims | undefined> {
+  function derivedKeys(key: Key): TokenKeys {
+    let keys = derived.get(key.id)
+    if (!keys) {
+      keys = tokenKeysOf(key.secret)
+      derived.set(key.id, keys)
+    }
+    return keys
+  }
+
+  function noticed(set: KeySet): KeySet {
+    if (set.version !== keysVersion) {
+      keysVersion = set.version
+      verified.clear()
+      for (const id of derived.keys()) if (!set.find(id)) derived.delete(id)
+    }
+    return set
+  }
+
+  /**
+   * The keys that may have signed `token`: the one its `kid` names (the file is read again when
+   * no key here has that id: another instance may have rotated), or every key for tokens from
+   * before rotation, which carry no `kid`.
+   */
+  async function candidateKeys(token: string): Promise<readonly Key[]> {
+    let set = noticed(await keyring.current())
+    const kid = jwtKeyId(token)
+    if (kid === undefined) return set.keys
+    let key = set.find(kid)
+    if (!key) {
+      set = noticed(await keyring.refresh())
+      key = set.find(kid)
+    }
+    return key ? [key] : []
+  }
+
+  async function verifiedClaims(token: string, kind: keyof TokenKeys, type: string | undefined, now: Date): Promise<TokenClaims | undefined> {
+    const candidates = await candidateKeys(token)
     const cacheKey = type === undefined ? token : `${type}:${token}`
     const known = verified.get(cacheKey)
     if (known) return known.exp * 1000 > now.getTime() ? known : undefined
-    const payload = await verifyJwt(token, key, { now, type })
+    let payload: JWTPayload | undefined
+    for (const key of candidates) {
+      payload = await verifyJwt(token, derivedKeys(key)[kind], { now, type })
+      if (payload) break
+    }
     const claims = payload && toClaims(payload)
     if (!claims) return undefined
     if (verified.size >= VERIFIED_MAX_ENTRIES) {
@@ -155,7 +206,8 @@ export function createTokenService(options: TokenServiceOptions) {
   }
 
   async function signLogin(claims: TokenClaims): Promise<string> {
-    return signJwt({ ...orderedClaims(claims) }, keys.login)
+    const { active } = noticed(await keyring.current())
+    return signJwt({ ...orderedClaims(claims) }, derivedKeys(active).login, { keyId: active.id })
   }
 
   return {
@@ -210,7 +262,7 @@ export function createTokenService(options: TokenServiceOptions) {
     /** A login token that is signed, unexpired and still backed by its session; undefined otherwise. */
     async validateLoginToken(token: string): Promise<ValidatedToken | undefined> {
       const now = clock.now()
-      const claims = await verifiedClaims(token, keys.login, undefined, now)
+      const claims = await verifiedClaims(token, 'login', undefined, now)
       if (!claims) return undefined
       let session = await loadSession(claims.sid)
       if (unknownToRow(session, claims)) session = await loadSession(claims.sid, true)
@@ -220,7 +272,7 @@ export function createTokenService(options: TokenServiceOptions) {
     /** A short-lived token: its own key and `typ`, so a login token never passes here (nor the reverse). */
     async validateShortLivedToken(token: string): Promise<ValidatedToken | undefined> {
       const now = clock.now()
-      const claims = await verifiedClaims(token, keys.shortLived, SHORT_LIVED_TOKEN_TYPE, now)
+      const claims = await verifiedClaims(token, 'shortLived', SHORT_LIVED_TOKEN_TYPE, now)
       if (!claims) return undefined
       const session = await loadSession(claims.sid)
       return sessionAccepts(session, claims, now, false) ? { claims, session } : undefined
@@ -231,7 +283,8 @@ export function createTokenService(options: TokenServiceOptions) {
       // `exp` has whole-second resolution: rounding down keeps the real lifetime at most the configured one.
       const exp = Math.floor((now.getTime() + options.shortLivedLifetimeMs) / 1000)
       const shortLived = { ...orderedClaims(claims), iat: seconds(now), exp, jti: ids.uuid() }
-      return signJwt(shortLived, keys.shortLived, { type: SHORT_LIVED_TOKEN_TYPE })
+      const { active } = noticed(await keyring.current())
+      return signJwt(shortLived, derivedKeys(active).shortLived, { type: SHORT_LIVED_TOKEN_TYPE, keyId: active.id })
     },
 
     /**

@@ -19,3 +19,14 @@ export async function getOrCreateSetting(db: DbExecutor, name: string, generate:
     return winner.value
   }
 }
+
+/** A setting's value, if it exists (the JWT secret of databases from before the secrets file). */
+export async function findSetting(db: DbExecutor, name: string): Promise<string | undefined> {
+  const row = await db.selectFrom('authn_settings').select('value').where('name', '=', name).executeTakeFirst()
+  return row?.value
+}
+
+/** Deletes a setting if it still holds `value` (another instance may have moved it already). */
+export async function deleteSetting(db: DbExecutor, name: string, value: string): Promise<void> {
+  await db.deleteFrom('authn_settings').where('name', '=', name).where('value', '=', value).execute()
+}

@@ -17,6 +17,8 @@ export const clientErrors = {
   tokenTypeUnexpected: (path: string) => clientError('TOKEN_TYPE_UNEXPECTED', `The token for \`${path}\` is not of the right type`, { path }),
   testModeMixed: (message: string) => clientError('TEST_MODE_MIXED', `Mismatch of test modes: ${message}`),
   integrationKeyUnknown: () => clientError('PAYMENT_INTEGRATION_KEY_UNKNOWN', 'The payment integration key is unknown'),
+  integrationDisabled: () =>
+    clientError('PAYMENT_INTEGRATION_DISABLED', 'Live payments are disabled until the card vault key is supplied from outside Triad (PAYMENTS_VAULT_KEY, or TRIAD_SECRETS_FILE)'),
   challengeUnavailable: () => clientError('PAYMENT_CHALLENGE_UNAVAILABLE', 'The requested payment challenge is not available'),
   cardNumberInvalid: () => clientError('PAYMENT_CARD_NUMBER_INVALID', 'Invalid payment card number.'),
   schemeUnknown: () => clientError('PAYMENT_CARD_SCHEME_UNKNOWN', 'The payment card was not recognized. Try with any Visa or Mastercard.'),

@@ -1,5 +1,4 @@
 import type { Sealer } from '../vault/vault.crypto.ts'
-import { safeEqual } from '../../../../core/security/secret-token.ts'
 
 /**
  * Proofs of the 3-D Secure steps. Paylike's challenge loop is stateless on the server: the
@@ -25,7 +24,7 @@ export function verifyHints(sealer: Sealer, hints: readonly string[], fingerprin
     if (extra !== undefined || !kind || !issued || !mac || !(HINT_KINDS as readonly string[]).includes(kind)) continue
     const age = now.getTime() - Number.parseInt(issued, 36)
     if (!(age >= -60_000 && age <= maxAgeMs)) continue
-    if (safeEqual(mac, sealer.mac('hint', `${kind}.${issued}.${fingerprint}`))) proven.add(kind as HintKind)
+    if (sealer.macMatches('hint', `${kind}.${issued}.${fingerprint}`, mac)) proven.add(kind as HintKind)
   }
   return proven
 }
@@ -51,7 +50,7 @@ export function signFrameData(sealer: Sealer, purpose: string, data: FrameData):
 
 export function openFrameData(sealer: Sealer, purpose: string, value: string, now: Date, maxAgeMs: number): FrameData | undefined {
   const [payload, mac, extra] = value.split('.')
-  if (extra !== undefined || !payload || !mac || !safeEqual(mac, sealer.mac(purpose, payload))) return undefined
+  if (extra !== undefined || !payload || !mac || !sealer.macMatches(purpose, payload, mac)) return undefined
   try {
     const data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as FrameData
     const age = now.getTime() - data.t

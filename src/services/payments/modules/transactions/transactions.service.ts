@@ -181,7 +181,17 @@ export async function inTransaction<T>(ctx: PaymentsContext, work: (trx: Payment
 
 type Movement = 'capture' | 'refund' | 'void'
 
-export function createTransactionsService(ctx: PaymentsContext, merchants: MerchantsService) {
+/** What a merchant-initiated charge needs of the card vault (modules/vault). */
+export interface StoredCards {
+  /** Whether live merchants may take payments: the vault key was supplied from outside. */
+  liveReady(): boolean
+  storedCard(ref: string): Promise<{ kept: false } | { kept: true; number: string | undefined }>
+}
+
+const LIVE_VAULT_MISSING = 'Live payments are disabled until the card vault key is supplied from outside Triad (PAYMENTS_VAULT_KEY, or TRIAD_SECRETS_FILE)'
+const CARD_UNREADABLE = 'The stored card can no longer be read (its vault key is not available); ask the cardholder to pay again'
+
+export function createTransactionsService(ctx: PaymentsContext, merchants: MerchantsService, cards?: StoredCards) {
   const db = ctx.db
   const rules: LedgerRules = { fx: ctx.fx, markupPpm: ctx.config.fxMarkupPpm }
 
@@ -311,6 +321,10 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
       }
       if (currencyExponent(input.currency) === undefined) throw fieldError('currency', 'must be a three-letter ISO 4217 currency code')
       if (!hasRate(ctx.fx, input.currency)) throw processingError(1)
+      if (merchant.test !== 1 && cards && !cards.liveReady()) throw processingError(27, declineBody(27, LIVE_VAULT_MISSING))
+      // The acquirer is sent the number kept in the vault: a card no key opens cannot be charged.
+      const stored = card.ref === null || !cards ? undefined : await cards.storedCard(card.ref)
+      if (stored?.kept && stored.number === undefined) throw processingError(2, declineBody(2, CARD_UNREADABLE))
       const descriptor = input.descriptor || merchant.descriptor
       const result = await ctx.processor.authorize({
         merchant: { id: merchant.id, test: merchant.test === 1, descriptor: merchant.descriptor },

@@ -4,18 +4,13 @@ import type { VaultDb } from './vault.table.ts'
 
 // All SQL of the vault. Sealed columns are selected only where they are about to be opened.
 
-export async function findStoredSecret(db: VaultDb, id: string): Promise<string | undefined> {
-  const row = await db.selectFrom('payments_vault_keys').select('secret').where('id', '=', id).executeTakeFirst()
-  return row?.secret
+/** Keys kept in the database by versions before the secrets file (moved out at start). */
+export async function findLegacyKeys(db: VaultDb): Promise<Array<{ id: string; secret: string; created: string }>> {
+  return db.selectFrom('payments_vault_keys').select(['id', 'secret', 'created']).orderBy('created').execute()
 }
 
-/** Stores a generated secret unless another instance stored one first (then that one wins). */
-export async function insertSecretIfAbsent(db: VaultDb, id: string, secret: string, created: string): Promise<void> {
-  await db
-    .insertInto('payments_vault_keys')
-    .values({ id, secret, created })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .execute()
+export async function deleteLegacyKey(db: VaultDb, id: string, secret: string): Promise<void> {
+  await db.deleteFrom('payments_vault_keys').where('id', '=', id).where('secret', '=', secret).execute()
 }
 
 const markSpentQuery = prepared((db: VaultDb, v: Record<'hash' | 'expires', never>) =>
@@ -58,4 +53,25 @@ export async function findCardSealed(db: VaultDb, id: string): Promise<string | 
 
 export async function deleteCard(db: VaultDb, id: string): Promise<void> {
   await db.deleteFrom('payments_vault_cards').where('id', '=', id).execute()
+}
+
+/** One batch of stored cards after `afterId`, in id order, for re-sealing. */
+export async function cardsAfter(db: VaultDb, afterId: string, limit: number): Promise<Array<{ id: string; sealed: string }>> {
+  return db.selectFrom('payments_vault_cards').select(['id', 'sealed']).where('id', '>', afterId).orderBy('id').limit(limit).execute()
+}
+
+/** Replaces a card's sealed number only if it is still `before` (another process may have re-sealed or deleted it). */
+export async function resealCard(db: VaultDb, id: string, before: string, after: string): Promise<boolean> {
+  const result = await db.updateTable('payments_vault_cards').set({ sealed: after }).where('id', '=', id).where('sealed', '=', before).executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
+}
+
+/** How many stored cards were sealed in a layout that starts with `prefix` (`v2.<key id>.`, or `v1.`). */
+export async function countCardsSealedAs(db: VaultDb, prefix: string): Promise<number> {
+  const row = await db
+    .selectFrom('payments_vault_cards')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('sealed', 'like', `${prefix}%`)
+    .executeTakeFirstOrThrow()
+  return Number(row.count)
 }

@@ -1,12 +1,13 @@
-import { randomBytes } from 'node:crypto'
 import type { Clock } from '../../../../core/clock.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
+import type { Keyring, KeySet } from '../../../../core/security/keyring.ts'
 import { hashSecretToken } from '../../../../core/security/secret-token.ts'
 import { clientErrors } from '../client-payments/client.errors.ts'
 import { luhnValid, TEST_CARD_NUMBERS } from './cards.ts'
 import { createSealer, type Sealer } from './vault.crypto.ts'
+import { moveVaultKeysOutOfDatabase, type VaultLog } from './vault.keys.ts'
 import * as repo from './vault.repository.ts'
 import type { VaultDb, VaultTokenType } from './vault.table.ts'
 
@@ -16,8 +17,8 @@ export interface VaultDeps {
   database: { db: VaultDb; dialect: Database['dialect'] }
   clock: Clock
   ids: IdGenerator
-  /** PAYMENTS_VAULT_KEY (64 hex digits), or undefined to use the key generated once and kept in the database. */
-  configuredKey: string | undefined
+  /** The vault keys (vault.keys.ts): PAYMENTS_VAULT_KEY first when set, then those of the secrets file. */
+  keyring: Keyring
   tokenTtlMs: number
 }
 
@@ -51,27 +52,34 @@ const TOKEN_AAD = 'vault-token'
  */
 export function createVaultService(deps: VaultDeps) {
   const { db } = deps.database
-  let sealerPromise: Promise<Sealer> | undefined
+  const { keyring } = deps
+  let built: { version: number; sealer: Sealer } | undefined
   let lastPrune = 0
 
-  async function loadSealer(): Promise<Sealer> {
-    if (deps.configuredKey) return createSealer(Buffer.from(deps.configuredKey, 'hex'))
-    let secret = await repo.findStoredSecret(db, 'vault')
-    if (secret === undefined) {
-      await repo.insertSecretIfAbsent(db, 'vault', randomBytes(32).toString('hex'), deps.clock.now().toISOString())
-      secret = await repo.findStoredSecret(db, 'vault')
+  function sealerOf(set: KeySet): Sealer {
+    if (built?.version !== set.version) {
+      built = { version: set.version, sealer: createSealer(set.keys.map((key) => ({ id: key.id, key: Buffer.from(key.secret, 'hex') }))) }
     }
-    if (secret === undefined) throw new Error('the vault key could not be stored')
-    return createSealer(Buffer.from(secret, 'hex'))
+    return built.sealer
   }
 
-  /** The sealer, built once (the stored key is read or generated on first use, after migrations). */
-  function sealer(): Promise<Sealer> {
-    sealerPromise ??= loadSealer().catch((error: unknown) => {
-      sealerPromise = undefined
-      throw error
-    })
-    return sealerPromise
+  /** The sealer over the current keys: it seals under the newest, opens under any. */
+  async function sealer(): Promise<Sealer> {
+    return sealerOf(await keyring.current())
+  }
+
+  /**
+   * Opens a sealed value; a value sealed under a key this instance does not know yet (another
+   * process rotated a moment ago) makes it read the secrets file again, once.
+   */
+  async function open(sealed: string, aad: string): Promise<string | undefined> {
+    let current = await sealer()
+    const opened = current.open(sealed, aad)
+    if (opened !== undefined) return opened
+    const id = current.keyIdOf(sealed)
+    if (id === undefined || current.knows(id)) return undefined
+    current = sealerOf(await keyring.refresh())
+    return current.open(sealed, aad)
   }
 
   async function pruneSpent(now: Date) {
@@ -82,6 +90,21 @@ export function createVaultService(deps: VaultDeps) {
 
   return {
     sealer,
+    sealerOf,
+    keyring,
+
+    /**
+     * Start-up: keys that older versions kept in the database move to the secrets file, then the
+     * keyring is read (and a first key generated into the file when there is none at all).
+     */
+    async init(log: VaultLog): Promise<void> {
+      await moveVaultKeysOutOfDatabase(db, keyring, log)
+      const { generated } = await keyring.init()
+      if (generated) log.info(`generated the card vault key into the secrets file (set ${keyring.envVar} to supply one from outside)`)
+    },
+
+    /** Live merchants take payments only with a vault key supplied from outside (environment, or a secrets file the operator named). */
+    liveReady: () => keyring.supplied(),
 
     async tokenize(type: VaultTokenType, rawValue: string): Promise<string> {
       const value = normalize(type, rawValue)
@@ -94,7 +117,7 @@ export function createVaultService(deps: VaultDeps) {
      * several times). `path` names the field in errors (TOKEN_INVALID, TOKEN_TYPE_UNEXPECTED).
      */
     async redeem(token: string, type: VaultTokenType, path: string): Promise<RedeemedToken> {
-      const opened = token.length <= 512 ? (await sealer()).open(token, TOKEN_AAD) : undefined
+      const opened = token.length <= 512 ? await open(token, TOKEN_AAD) : undefined
       const content = opened === undefined ? undefined : parseContent(opened)
       const now = deps.clock.now()
       if (!content || content.e <= now.getTime()) throw clientErrors.tokenInvalid(path)
@@ -131,7 +154,17 @@ export function createVaultService(deps: VaultDeps) {
     /** The card number behind a `card_ref`, for an acquirer that needs it; undefined when unknown. */
     async openCard(ref: string): Promise<string | undefined> {
       const sealed = await repo.findCardSealed(db, ref)
-      return sealed === undefined ? undefined : (await sealer()).open(sealed, `card:${ref}`)
+      return sealed === undefined ? undefined : open(sealed, `card:${ref}`)
+    },
+
+    /**
+     * What the vault holds for a `card_ref`: nothing (`kept: false`, a reference from elsewhere),
+     * or the number, which is undefined when no known key opens it (a database restored without
+     * its secrets file, or a retired key).
+     */
+    async storedCard(ref: string): Promise<{ kept: false } | { kept: true; number: string | undefined }> {
+      const sealed = await repo.findCardSealed(db, ref)
+      return sealed === undefined ? { kept: false } : { kept: true, number: await open(sealed, `card:${ref}`) }
     },
   }
 }
