@@ -1,18 +1,7 @@
-import { escapeHtml, scriptJson } from './html.ts'
-import { fill, type Locale, MESSAGES, type Messages } from './hosted-page.i18n.ts'
+import { escapeHtml, scriptJson } from '../../http/html.ts'
+import { formatAmount, INTL_LOCALE, type Locale } from '../../http/locale.ts'
+import { fill, MESSAGES, type Messages } from './hosted-page.i18n.ts'
 import type { PaymentLink } from './hosted-page.service.ts'
-
-const INTL_LOCALE: Record<Locale, string> = { en: 'en-GB', da: 'da-DK' }
-
-/** `195, EUR, 2, en` → "€1.95"; `195, EUR, 2, da` → "1,95 €". Same rule as the page's script. */
-export function formatAmount(minor: number, currency: string, exponent: number, locale: Locale): string {
-  return new Intl.NumberFormat(INTL_LOCALE[locale], {
-    style: 'currency',
-    currency,
-    minimumFractionDigits: exponent,
-    maximumFractionDigits: exponent,
-  }).format(minor / 10 ** exponent)
-}
 
 function head(locale: Locale, title: string): string {
   return `<!doctype html>
