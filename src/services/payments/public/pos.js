@@ -9,6 +9,7 @@
   var TEST_NUMBERS = ['1000000000000000', '4100000000000000']
   var amount = config.amount
   var busy = false
+  var leaving = false
 
   function $(id) {
     return document.getElementById(id)
@@ -34,10 +35,22 @@
   }
 
   var SCREENS = ['screen-amount', 'screen-card', 'screen-tds', 'screen-success', 'screen-failure']
+  // The way back to the shop: the merchant's `redirect` with `cancelled=1`, else the previous
+  // page. Offered on every screen but the success one (which has its own link back).
+  function cancelTarget() {
+    if (config.redirect) {
+      var url = new URL(config.redirect)
+      url.searchParams.set('cancelled', '1')
+      return url.toString()
+    }
+    return window.history.length > 1 ? 'back' : undefined
+  }
+
   function show(screen, focusId) {
     SCREENS.forEach(function (id) {
       $(id).hidden = id !== screen
     })
+    $('cancel-row').hidden = screen === 'screen-success' || cancelTarget() === undefined
     var target = focusId && $(focusId)
     if (target) target.focus()
   }
@@ -173,7 +186,8 @@
   function post(path, body) {
     return fetch(path, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'Accept-Version': '1', 'X-Client': 'triad-pos-1' },
+      // The page's language goes along, so the bank's frame speaks it and formats amounts like the page.
+      headers: { 'Content-Type': 'application/json', 'Accept-Version': '1', 'X-Client': 'triad-pos-1', 'Accept-Language': config.locale },
       body: JSON.stringify(body),
     }).then(function (response) {
       return response.text().then(function (text) {
@@ -213,8 +227,9 @@
       frame.name = name
       frame.title = t.tdsTitle
       if (visible) {
-        frame.width = String(Math.max(answer.width || 390, 390))
-        frame.height = String(Math.max(answer.height || 400, 400))
+        // The size the challenge announces: the bank's page is made to fit it.
+        frame.width = String(answer.width || 390)
+        frame.height = String(answer.height || 400)
       }
       var form = document.createElement('form')
       form.method = 'POST'
@@ -269,6 +284,7 @@
   }
 
   function succeed(authorizationId) {
+    if (leaving) return
     $('success-text').textContent = fill(t.successText, { amount: formatAmount(amount), merchant: config.merchant })
     show('screen-success', 'success-title')
     announce(t.successTitle)
@@ -285,6 +301,7 @@
   }
 
   function fail(error) {
+    if (leaving) return
     var message = (error && error.code && t['err' + error.code]) || (error && error.network ? t.errNetwork : t.errGeneric)
     $('failure-text').textContent = message
     show('screen-failure', 'failure-title')
@@ -336,4 +353,15 @@
   $('retry').addEventListener('click', function () {
     show('screen-card', 'card-number')
   })
+
+  // Cancel leaves at once, even mid-challenge; whatever the payment still answers is ignored.
+  $('cancel').addEventListener('click', function () {
+    var target = cancelTarget()
+    if (!target) return
+    leaving = true
+    if (target === 'back') window.history.back()
+    else window.location.assign(target)
+  })
+
+  show(amount === null ? 'screen-amount' : 'screen-card')
 })()

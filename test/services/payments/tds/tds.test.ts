@@ -31,7 +31,7 @@ describe('3-D Secure in test mode', () => {
     assert.ok(challenge.width >= 390 && challenge.height >= 400)
     const page = await fixture.app.inject({ method: 'POST', url: '/payments/tds/challenge', headers: FORM, payload: form(challenge.fields) })
     assert.equal(page.statusCode, 200)
-    assert.match(page.body, /EUR 1\.95/)
+    assert.match(page.body, /data-testid="tds-amount">€1\.95</)
     assert.match(page.body, /Coffee &#38; John/)
     assert.match(page.body, /<label for="otp">/)
     const code = /data-testid="tds-code">(\d{6})</.exec(page.body)?.[1]

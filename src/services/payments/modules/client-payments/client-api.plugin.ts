@@ -30,6 +30,6 @@ export function clientApiPlugin(ctx: PaymentsContext, vault: VaultService): Fast
     const payments = createClientPaymentsService(ctx, vault)
     await scope.register(vaultRoutes(vault))
     await scope.register(clientPaymentsRoutes(payments, ctx.config))
-    await scope.register(tdsFrameRoutes(payments, vault, ctx))
+    await scope.register(tdsFrameRoutes(vault, ctx))
   }
 }

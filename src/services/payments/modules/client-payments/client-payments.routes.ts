@@ -14,6 +14,7 @@ export function requestSite(request: FastifyRequest, config: Pick<PaymentsConfig
   return {
     baseUrl: config.publicUrl ?? `${request.protocol}://${request.host}`,
     origin: typeof origin === 'string' && /^https?:\/\/[^/\s]+$/.test(origin) ? origin : undefined,
+    language: request.headers['accept-language'],
   }
 }
 

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
-import { formatMinor, isCurrencyCode, toMinorUnits } from '../../../../core/money.ts'
+import { currencyExponent, isCurrencyCode, toMinorUnits } from '../../../../core/money.ts'
 import type { PaymentsContext } from '../../context.ts'
 import type { ProcessingErrorCode } from '../../http/errors.ts'
 import type { CardProcessor } from '../../processors/card-processor.port.ts'
 import type { SandboxCardsTable } from '../../tables.ts'
 import { hasRate } from '../ledger/fx.ts'
-import { challengeCode, type HintKind, signFrameData, signHint, verifyHints } from '../tds/tds.signing.ts'
+import { type HintKind, signFrameData, signHint, verifyHints } from '../tds/tds.signing.ts'
 import { cardExpiry, recordTransaction } from '../transactions/transactions.service.ts'
 import { luhnValid, schemeOf, type SchemeName, TEST_CARD_NUMBERS } from '../vault/cards.ts'
 import type { Sealer } from '../vault/vault.crypto.ts'
@@ -20,6 +20,8 @@ export interface RequestSite {
   baseUrl: string
   /** The Origin header of the page running the payment, when it sent a sane one. */
   origin: string | undefined
+  /** The Accept-Language header of the request, which the challenge frame speaks. */
+  language: string | undefined
 }
 
 type SandboxState = Partial<Omit<SandboxCardsTable, 'card_ref' | 'updated'>>
@@ -74,7 +76,7 @@ export function createClientPaymentsService(ctx: PaymentsContext, vault: VaultSe
     const number = numberToken.value
 
     let scheme: SchemeName
-    if (test?.card?.scheme === 'unsupported') throw clientErrors.schemeUnsupported(schemeLabel(number))
+    if (test?.card?.scheme === 'unsupported') throw clientErrors.schemeUnsupported(unsupportedSchemeName(number))
     if (test?.card?.scheme === 'unknown') throw clientErrors.schemeUnknown()
     if (TEST_CARD_NUMBERS.has(number) && !luhnValid(number)) {
       // Paylike's documented test numbers are no real cards: test mode only, and Visa there.
@@ -105,7 +107,7 @@ export function createClientPaymentsService(ctx: PaymentsContext, vault: VaultSe
     if (payment.merchant.test === 0) return undefined
     const tds = payment.test?.tds ?? {}
     if (tds.fingerprint !== 'unavailable' && !payment.proven.has('tds-fp-start')) return 'tds-fingerprint'
-    if (payment.proven.has('tds-challenge-rejected')) return undefined
+    if (payment.proven.has('tds-challenge-rejected') || payment.proven.has('tds-challenge-failed')) return undefined
     if (tds.challenge !== false && !payment.proven.has('tds-challenge-approved')) return 'tds-challenge'
     return undefined
   }
@@ -113,9 +115,10 @@ export function createClientPaymentsService(ctx: PaymentsContext, vault: VaultSe
   /** The 3-D Secure outcome of a test payment once its challenges are done. */
   function tdsOutcome(payment: CheckedPayment): 'full' | 'attempt' | null {
     if (payment.merchant.test === 0) return null
-    if (payment.proven.has('tds-challenge-rejected')) throw clientErrors.tdsFailed()
+    if (payment.proven.has('tds-challenge-rejected')) throw clientErrors.tdsFailed('rejected')
+    if (payment.proven.has('tds-challenge-failed')) throw clientErrors.tdsFailed('failed')
     const status = payment.test?.tds?.status ?? 'authenticated'
-    if (status === 'rejected') throw clientErrors.tdsFailed()
+    if (status === 'rejected') throw clientErrors.tdsFailed('issuer')
     const outcome = status === 'authenticated' ? 'full' : 'attempt'
     if (outcome === 'attempt' && payment.merchant.tds_mode === 'full') throw clientErrors.tdsRequired()
     return outcome
@@ -134,7 +137,7 @@ export function createClientPaymentsService(ctx: PaymentsContext, vault: VaultSe
     if (payment.merchant.test === 1 && sandboxState && typeof processor.setCardState === 'function') {
       await processor.setCardState(ref, sandboxState)
     }
-    const descriptor = body.text && DESCRIPTOR.test(body.text.slice(0, 22)) ? body.text.slice(0, 22) : payment.merchant.descriptor
+    const descriptor = descriptorOf(body.text) ?? payment.merchant.descriptor
     const card = { ref, bin: payment.card.bin, last4: payment.card.last4, expiry: payment.card.expiry, scheme: payment.card.scheme }
     const result = await ctx.processor.authorize({
       merchant: { id: payment.merchant.id, test: payment.merchant.test === 1, descriptor: payment.merchant.descriptor },
@@ -192,15 +195,13 @@ export function createClientPaymentsService(ctx: PaymentsContext, vault: VaultSe
       }
       const creq = signFrameData(sealer, 'tds-creq', {
         ...frame,
-        amount: formatMinor(payment.amount, payment.currency),
+        amount: { minor: payment.amount, currency: payment.currency, exponent: currencyExponent(payment.currency) ?? 2 },
+        lang: site.language?.slice(0, 64),
         merchant: payment.merchant.name ?? payment.merchant.descriptor,
         mode: `${payment.card.scheme}:${payment.card.last4}`,
       })
       return { action: `${site.baseUrl}/payments/tds/challenge`, method: 'POST', fields: { creq }, width: 390, height: 400, hints: [] }
     },
-
-    /** For the challenge frame: the one-time code of a signed challenge request. */
-    challengeCode: async (creq: string) => challengeCode(await vault.sealer(), creq),
   }
 }
 
@@ -259,18 +260,56 @@ function declineError(code: ProcessingErrorCode, status: string | undefined, mes
   }
 }
 
-/** A name for the card in a "not supported" message. */
-function schemeLabel(number: string): string {
+/**
+ * The scheme a "not supported" message names for the `test.card.scheme = unsupported` scenario:
+ * the card's own scheme when that is one we do not take; for a Visa or Mastercard number (which
+ * we do take) no name, since "Visa is not supported. Try with any Visa…" would contradict itself.
+ */
+function unsupportedSchemeName(number: string): string | undefined {
   const found = schemeOf(number)
-  if (found.supported) return found.scheme === 'visa' ? 'Visa' : 'Mastercard'
-  return found.name ?? 'This card'
+  return found.supported ? undefined : found.name
 }
 
 /**
- * What a hint is bound to: the payment without its hints. Tokens are in it, so a hint
- * gathered for one card cannot be replayed with another.
+ * The statement descriptor of a payment's `text`: its first 22 characters when they are
+ * printable ASCII after folding Latin letters to ASCII (`Kaffe på Ærø` → `Kaffe pa AEro`), else
+ * undefined (the merchant's descriptor applies). The `text` itself is stored as sent.
  */
-function paymentFingerprint(body: PaymentBody): string {
+function descriptorOf(text: string | undefined): string | undefined {
+  if (!text) return undefined
+  const folded = text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .replace(/[ÆæØøŒœßÐðĐđŁłÞþ‐‑‒–—‘’‚“”„]/g, (char) => FOLD[char] ?? char)
+    .trim()
+    .slice(0, 22)
+    .trim()
+  return DESCRIPTOR.test(folded) ? folded : undefined
+}
+
+const FOLD: Record<string, string> = { Æ: 'AE', æ: 'ae', Ø: 'O', ø: 'o', Œ: 'OE', œ: 'oe', ß: 'ss', Ð: 'D', ð: 'd', Đ: 'D', đ: 'd', Ł: 'L', ł: 'l', Þ: 'Th', þ: 'th', '‐': '-', '‑': '-', '‒': '-', '–': '-', '—': '-', '‘': "'", '’': "'", '‚': ',', '“': '"', '”': '"', '„': '"' }
+
+/**
+ * What a hint is bound to: the payment without its hints, in a canonical form, so the same
+ * payment sent with its fields in another order (or a token passed bare instead of as the
+ * vault's `{token}`) keeps its proofs. Tokens are in it, so a hint gathered for one card cannot
+ * be replayed with another.
+ */
+export function paymentFingerprint(body: PaymentBody): string {
   const { hints: _hints, ...rest } = body
-  return createHash('sha256').update(JSON.stringify(rest)).digest('base64url')
+  const card = { ...rest.card, number: tokenOf(rest.card.number), ...(rest.card.code === undefined ? {} : { code: tokenOf(rest.card.code) }) }
+  return createHash('sha256').update(canonicalJson({ ...rest, card })).digest('base64url')
+}
+
+/** JSON with every object's keys sorted (arrays keep their order); undefined members are left out, as JSON.stringify does. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`)
+    return `{${entries.join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'null'
 }

@@ -22,7 +22,8 @@ export const clientErrors = {
   challengeUnavailable: () => clientError('PAYMENT_CHALLENGE_UNAVAILABLE', 'The requested payment challenge is not available'),
   cardNumberInvalid: () => clientError('PAYMENT_CARD_NUMBER_INVALID', 'Invalid payment card number.'),
   schemeUnknown: () => clientError('PAYMENT_CARD_SCHEME_UNKNOWN', 'The payment card was not recognized. Try with any Visa or Mastercard.'),
-  schemeUnsupported: (scheme: string) => clientError('PAYMENT_CARD_SCHEME_UNSUPPORTED', `${scheme} is not supported. Try with any Visa or Mastercard.`),
+  schemeUnsupported: (scheme: string | undefined) =>
+    clientError('PAYMENT_CARD_SCHEME_UNSUPPORTED', `${scheme ?? 'This type of card'} is not supported. Try with any Visa or Mastercard.`),
   securityCodeInvalid: () => clientError('PAYMENT_CARD_SECURITY_CODE_INVALID', 'Incorrect payment card security code'),
   cardExpired: () => clientError('PAYMENT_CARD_EXPIRED', 'The payment card has expired'),
   cardDisabled: () => clientError('PAYMENT_CARD_DISABLED', 'Payment card disabled for this use'),
@@ -33,7 +34,19 @@ export const clientErrors = {
   rejected: () => clientError('PAYMENT_REJECTED', 'The payment was rejected'),
   methodError: (message = 'Unexpected payment method error') => clientError('PAYMENT_METHOD_ERROR', message),
   tdsRequired: () => clientError('TDSECURE_REQUIRED', '3-D Secure is required but is not supported by the payment method at the moment.'),
-  tdsFailed: () => clientError('TDSECURE_FAILED', '3-D Secure is required but failed. Please retry later.'),
+  /**
+   * The issuer's failure keeps Paylike's message; a cardholder who pressed Reject, or who typed
+   * a wrong one-time code three times, is told what happened instead of "retry later".
+   */
+  tdsFailed: (reason: 'issuer' | 'rejected' | 'failed') =>
+    clientError(
+      'TDSECURE_FAILED',
+      reason === 'rejected'
+        ? '3-D Secure failed: the cardholder rejected the payment.'
+        : reason === 'failed'
+          ? '3-D Secure failed: the one-time code was entered wrongly too many times.'
+          : '3-D Secure is required but failed. Please retry later.',
+    ),
 }
 
 export type ClientErrorCode = ReturnType<(typeof clientErrors)[keyof typeof clientErrors]>['code']
@@ -44,6 +57,9 @@ function clientError(code: string, message: string, extra?: Record<string, unkno
 
 const CORE_TO_CLIENT: Record<string, string> = {
   not_found: 'ENDPOINT_NOT_FOUND',
+  // Paylike's list has no code for 429 (its clients read the status and Retry-After); a code
+  // that says what happened beats REQUEST_INVALID, which tells the client its request was wrong.
+  rate_limited: 'RATE_LIMITED',
   payload_too_large: 'BODY_INVALID',
   unsupported_media_type: 'BODY_INVALID',
   bad_request: 'BODY_INVALID',

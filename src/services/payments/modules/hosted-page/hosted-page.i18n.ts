@@ -2,8 +2,9 @@
  * The hosted page's words in English and Danish. `messages` are read by the page's script too
  * (sent in the page's configuration), so every text the customer sees comes from here.
  */
-export const LOCALES = ['en', 'da'] as const
-export type Locale = (typeof LOCALES)[number]
+import type { Locale } from '../../http/locale.ts'
+
+export { LOCALES, type Locale, pickLocale } from '../../http/locale.ts'
 
 const en = {
   htmlTitle: 'Payment',
@@ -33,6 +34,8 @@ const en = {
   backToShop: 'Return to the shop',
   failureTitle: 'Payment not completed',
   tryAgain: 'Try again',
+  cancel: 'Cancel and return to the shop',
+  goBack: 'Cancel and go back',
   fixErrors: 'Please correct the fields marked below.',
   errAmount: 'Enter an amount greater than zero, with at most {decimals} decimals.',
   errCardNumber: 'Enter a valid card number.',
@@ -97,6 +100,8 @@ const da: Messages = {
   backToShop: 'Tilbage til butikken',
   failureTitle: 'Betalingen blev ikke gennemført',
   tryAgain: 'Prøv igen',
+  cancel: 'Annullér og gå tilbage til butikken',
+  goBack: 'Annullér og gå tilbage',
   fixErrors: 'Ret venligst de markerede felter.',
   errAmount: 'Angiv et beløb større end nul med højst {decimals} decimaler.',
   errCardNumber: 'Angiv et gyldigt kortnummer.',
@@ -132,13 +137,6 @@ const da: Messages = {
 }
 
 export const MESSAGES: Record<Locale, Messages> = { en, da }
-
-/** `da`, `da_DK`, `da-DK` → Danish; anything else → English. Without `locale`, the browser's first language decides. */
-export function pickLocale(locale: string | undefined, acceptLanguage: string | undefined): Locale {
-  const wanted = locale ?? acceptLanguage?.split(',')[0] ?? ''
-  const language = wanted.trim().slice(0, 2).toLowerCase()
-  return language === 'da' ? 'da' : 'en'
-}
 
 export function fill(template: string, values: Record<string, string>): string {
   return template.replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole)

@@ -1,18 +1,7 @@
-import { escapeHtml, scriptJson } from './html.ts'
-import { fill, type Locale, MESSAGES, type Messages } from './hosted-page.i18n.ts'
+import { escapeHtml, scriptJson } from '../../http/html.ts'
+import { formatAmount, INTL_LOCALE, type Locale } from '../../http/locale.ts'
+import { fill, MESSAGES, type Messages } from './hosted-page.i18n.ts'
 import type { PaymentLink } from './hosted-page.service.ts'
-
-const INTL_LOCALE: Record<Locale, string> = { en: 'en-GB', da: 'da-DK' }
-
-/** `195, EUR, 2, en` → "€1.95"; `195, EUR, 2, da` → "1,95 €". Same rule as the page's script. */
-export function formatAmount(minor: number, currency: string, exponent: number, locale: Locale): string {
-  return new Intl.NumberFormat(INTL_LOCALE[locale], {
-    style: 'currency',
-    currency,
-    minimumFractionDigits: exponent,
-    maximumFractionDigits: exponent,
-  }).format(minor / 10 ** exponent)
-}
 
 function head(locale: Locale, title: string): string {
   return `<!doctype html>
@@ -90,7 +79,7 @@ export function renderPaymentPage(link: PaymentLink, locale: Locale): string {
   <section id="screen-card"${link.amount === undefined ? ' hidden' : ''}>
     <form id="card-form" novalidate>
       <div id="form-error" class="form-error" role="alert" hidden></div>${field('card-number', t.cardNumber, 'inputmode="numeric" autocomplete="cc-number" maxlength="23" spellcheck="false"')}
-      <div class="row">${field('card-expiry', t.expiry, 'inputmode="numeric" autocomplete="cc-exp" maxlength="7" placeholder="' + escapeHtml(t.expiryHint) + '"', t.expiryHint)}${field('card-code', t.securityCode, 'inputmode="numeric" autocomplete="cc-csc" maxlength="4"', t.securityCodeHint)}
+      <div class="row">${field('card-expiry', t.expiry, 'inputmode="numeric" autocomplete="cc-exp" maxlength="7"', t.expiryHint)}${field('card-code', t.securityCode, 'inputmode="numeric" autocomplete="cc-csc" maxlength="4"', t.securityCodeHint)}
       </div>${scenarios}
       ${link.recurring ? `<p class="notice" id="recurring-notice">${escapeHtml(fill(t.recurring, { merchant: link.merchantName }))}</p>` : ''}
       <button type="submit" class="primary" id="pay">${escapeHtml(fill(t.pay, { amount: amountText }))}</button>
@@ -114,6 +103,7 @@ export function renderPaymentPage(link: PaymentLink, locale: Locale): string {
     <p id="failure-text" data-testid="failure"></p>
     <button type="button" class="primary" id="retry">${escapeHtml(t.tryAgain)}</button>
   </section>
+  <p class="cancel" id="cancel-row" hidden><button type="button" class="secondary" id="cancel">${escapeHtml(link.redirect ? t.cancel : t.goBack)}</button></p>
   <div id="tds-background" class="tds-background" aria-hidden="true"></div>
 </main>
 <script type="application/json" id="pos-config">${scriptJson(config)}</script>

@@ -1,13 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
-import { safeEqual } from '../../../../core/security/secret-token.ts'
 import type { PaymentsContext } from '../../context.ts'
-import type { ClientPaymentsService } from '../client-payments/client-payments.service.ts'
+import { requestSite } from '../client-payments/client-payments.routes.ts'
 import type { VaultService } from '../vault/vault.service.ts'
-import { pickLocale } from '../hosted-page/hosted-page.i18n.ts'
 import { challengePage, framePageError, hintsPage, silentPage, TDS_TEXT } from './tds.pages.ts'
-import { openFrameData, signHint } from './tds.signing.ts'
+import { createTdsFramesService, type FrameOutcome } from './tds.service.ts'
 
 const TAGS = ['payments']
 const Html = Type.String({ description: 'an HTML page for a frame' })
@@ -18,6 +16,7 @@ const ChallengeBody = Type.Object({ creq: Type.Optional(Type.String({ maxLength:
 const CompleteBody = Type.Object(
   {
     creq: Type.Optional(Type.String({ maxLength: 4096 })),
+    tries: Type.Optional(Type.String({ maxLength: 256 })),
     code: Type.Optional(Type.String({ maxLength: 32 })),
     decision: Type.Optional(Type.String({ maxLength: 16 })),
   },
@@ -29,16 +28,44 @@ function html(reply: FastifyReply, body: string, status = 200) {
   return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(body)
 }
 
+/** The page of a frame outcome; the challenge form posts its answer to an absolute URL. */
+function render(reply: FastifyReply, outcome: FrameOutcome, answerUrl: string) {
+  const t = TDS_TEXT[outcome.locale]
+  switch (outcome.kind) {
+    case 'invalid':
+      return html(reply, framePageError(outcome.locale), 400)
+    case 'silent':
+      return html(reply, silentPage(outcome.locale))
+    case 'hints':
+      return html(reply, hintsPage(outcome.locale, t[outcome.message], outcome.hints, outcome.origin))
+    case 'challenge':
+      return html(
+        reply,
+        challengePage(outcome.locale, {
+          action: answerUrl,
+          creq: outcome.creq,
+          tries: outcome.tries,
+          code: outcome.code,
+          amount: outcome.data.amount,
+          merchant: outcome.data.merchant,
+          card: outcome.data.mode,
+          left: outcome.left,
+        }),
+      )
+  }
+}
+
 /**
  * The simulated issuer's frames (test mode): the fingerprint ("3DS method") page, which posts
  * its proof back at once (or never, for `test.tds.fingerprint = timeout`), and the challenge
  * page with a one-time code and approve / reject. Everything they need travels in the signed
- * form fields the challenge responses handed out; no state is kept.
+ * form fields the challenge responses handed out; no state is kept (tds.service.ts).
  */
-export function tdsFrameRoutes(payments: ClientPaymentsService, vault: VaultService, ctx: PaymentsContext): FastifyPluginAsync {
+export function tdsFrameRoutes(vault: VaultService, ctx: PaymentsContext): FastifyPluginAsync {
+  const frames = createTdsFramesService(ctx, vault)
   return async (scope) => {
     const app = scope.withTypeProvider<TypeBoxTypeProvider>()
-    const maxAge = ctx.config.vaultTokenTtlMs
+    const answerUrl = (request: Parameters<typeof requestSite>[0]) => `${requestSite(request, ctx.config).baseUrl}/payments/tds/challenge/complete`
 
     app.post(
       '/payments/tds/fingerprint',
@@ -46,15 +73,8 @@ export function tdsFrameRoutes(payments: ClientPaymentsService, vault: VaultServ
         config: FRAME_CONFIG,
         schema: { tags: TAGS, summary: '3-D Secure fingerprint frame (test mode)', body: MethodBody, response: { 200: Html, 400: Html } },
       },
-      async (request, reply) => {
-        const locale = pickLocale(undefined, request.headers['accept-language'])
-        const sealer = await vault.sealer()
-        const now = ctx.clock.now()
-        const data = openFrameData(sealer, 'tds-method', request.body.threeDSMethodData ?? '', now, maxAge)
-        if (!data) return html(reply, framePageError(locale), 400)
-        if (data.mode === 'timeout') return html(reply, silentPage(locale))
-        return html(reply, hintsPage(locale, TDS_TEXT[locale].collected, [signHint(sealer, 'tds-fp-done', data.p, now)], data.o))
-      },
+      async (request, reply) =>
+        render(reply, await frames.fingerprint(request.body.threeDSMethodData ?? '', request.headers['accept-language']), answerUrl(request)),
     )
 
     app.post(
@@ -63,13 +83,7 @@ export function tdsFrameRoutes(payments: ClientPaymentsService, vault: VaultServ
         config: FRAME_CONFIG,
         schema: { tags: TAGS, summary: '3-D Secure challenge frame (test mode)', body: ChallengeBody, response: { 200: Html, 400: Html } },
       },
-      async (request, reply) => {
-        const locale = pickLocale(undefined, request.headers['accept-language'])
-        const creq = request.body.creq ?? ''
-        const data = openFrameData(await vault.sealer(), 'tds-creq', creq, ctx.clock.now(), maxAge)
-        if (!data) return html(reply, framePageError(locale), 400)
-        return html(reply, challengePage(locale, { creq, code: await payments.challengeCode(creq), amount: data.amount, merchant: data.merchant, card: data.mode }))
-      },
+      async (request, reply) => render(reply, await frames.challenge(request.body.creq ?? '', request.headers['accept-language']), answerUrl(request)),
     )
 
     app.post(
@@ -79,22 +93,8 @@ export function tdsFrameRoutes(payments: ClientPaymentsService, vault: VaultServ
         schema: { tags: TAGS, summary: '3-D Secure challenge answer (test mode)', body: CompleteBody, response: { 200: Html, 400: Html } },
       },
       async (request, reply) => {
-        const locale = pickLocale(undefined, request.headers['accept-language'])
-        const t = TDS_TEXT[locale]
-        const sealer = await vault.sealer()
-        const now = ctx.clock.now()
-        const creq = request.body.creq ?? ''
-        const data = openFrameData(sealer, 'tds-creq', creq, now, maxAge)
-        if (!data) return html(reply, framePageError(locale), 400)
-        if (request.body.decision === 'reject') {
-          return html(reply, hintsPage(locale, t.notConfirmed, [signHint(sealer, 'tds-challenge-rejected', data.p, now)], data.o))
-        }
-        const expected = await payments.challengeCode(creq)
-        if (!safeEqual((request.body.code ?? '').trim(), expected)) {
-          const view = { creq, code: expected, amount: data.amount, merchant: data.merchant, card: data.mode }
-          return html(reply, challengePage(locale, { ...view, error: t.wrongCode }))
-        }
-        return html(reply, hintsPage(locale, t.confirmed, [signHint(sealer, 'tds-challenge-approved', data.p, now)], data.o))
+        const { creq = '', tries = '', code = '', decision } = request.body
+        return render(reply, await frames.answer({ creq, tries, code, decision }, request.headers['accept-language']), answerUrl(request))
       },
     )
   }

@@ -8,7 +8,7 @@ import type { Sealer } from '../vault/vault.crypto.ts'
  * (a hash of the request without its hints). A hint copied to another payment, edited, or
  * older than the token lifetime proves nothing and is ignored.
  */
-export const HINT_KINDS = ['tds-fp-start', 'tds-fp-done', 'tds-challenge-approved', 'tds-challenge-rejected'] as const
+export const HINT_KINDS = ['tds-fp-start', 'tds-fp-done', 'tds-challenge-approved', 'tds-challenge-rejected', 'tds-challenge-failed'] as const
 export type HintKind = (typeof HINT_KINDS)[number]
 
 export function signHint(sealer: Sealer, kind: HintKind, fingerprint: string, now: Date): string {
@@ -39,8 +39,11 @@ export interface FrameData {
   t: number
   /** What the frame should do or show. */
   mode?: string
-  amount?: string
+  /** The amount in minor units, its currency and exponent (the frame formats it in its language). */
+  amount?: { minor: number; currency: string; exponent: number }
   merchant?: string
+  /** The language of the page that runs the payment, when it said one (Accept-Language). */
+  lang?: string
 }
 
 export function signFrameData(sealer: Sealer, purpose: string, data: FrameData): string {
@@ -64,4 +67,20 @@ export function openFrameData(sealer: Sealer, purpose: string, value: string, no
 export function challengeCode(sealer: Sealer, creq: string): string {
   const mac = Buffer.from(sealer.mac('otp', creq), 'base64url')
   return String(mac.readUInt32BE(0) % 1_000_000).padStart(6, '0')
+}
+
+/**
+ * The count of wrong one-time codes of a challenge, carried by the challenge form and signed
+ * with its request (`<count>.<HMAC>`), so a page cannot lower it. Empty is the first answer.
+ * Undefined for an edited value.
+ */
+export function signTries(sealer: Sealer, creq: string, count: number): string {
+  return `${count}.${sealer.mac('tds-tries', `${count}.${creq}`)}`
+}
+
+export function openTries(sealer: Sealer, creq: string, value: string): number | undefined {
+  if (value === '') return 0
+  const [count, mac, extra] = value.split('.')
+  if (extra !== undefined || !count || !/^\d{1,2}$/.test(count) || !mac) return undefined
+  return sealer.macMatches('tds-tries', `${count}.${creq}`, mac) ? Number(count) : undefined
 }

@@ -34,6 +34,9 @@ export function schemeOf(digits: string): SchemeResult {
   if (digits.startsWith('4')) return { supported: true, scheme: 'visa' }
   // Mastercard: 51–55, and the 2-series 2221–2720 (since 2017).
   if (within(digits, 2, 51, 55) || within(digits, 4, 2221, 2720)) return { supported: true, scheme: 'mastercard' }
+  // Dankort (5019) sits inside Maestro's 50 range and Mir (2200–2204) just below Mastercard's 2-series: named first.
+  if (digits.startsWith('5019')) return { supported: false, name: 'Dankort' }
+  if (within(digits, 4, 2200, 2204)) return { supported: false, name: 'Mir' }
   if (within(digits, 2, 34, 34) || within(digits, 2, 37, 37)) return { supported: false, name: 'American Express' }
   if (digits.startsWith('6011') || digits.startsWith('65') || within(digits, 3, 644, 649)) return { supported: false, name: 'Discover' }
   if (within(digits, 4, 3528, 3589)) return { supported: false, name: 'JCB' }
