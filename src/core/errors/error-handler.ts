@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { coreError } from './codes.ts'
 import { setContextFormatter } from './error-owners.ts'
-import { type NormalizedError, normalizeError } from './normalize.ts'
+import { type ErrorBodyFormatter, normalizeError } from './normalize.ts'
 
-/** Turns a normalized error into a service's own error body. */
-export type ErrorBodyFormatter = (error: NormalizedError, request: FastifyRequest) => unknown
+export type { ErrorBodyFormatter }
 
 /**
  * Installs the error and not-found handlers of one encapsulation context (the root, or one

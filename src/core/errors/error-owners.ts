@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import type { ErrorBodyFormatter } from './error-handler.ts'
+import type { ErrorBodyFormatter } from './normalize.ts'
 
 /**
  * Which error body a path gets when Fastify fails a request before any route's own error

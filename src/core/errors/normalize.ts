@@ -1,4 +1,5 @@
 import { isAppError } from './app-error.ts'
+import type { FastifyRequest } from 'fastify'
 import { MAX_IDENTIFIER_LENGTH } from '../http/identifiers.ts'
 import { CORE_ERROR_STATUS, type CoreErrorCode } from './codes.ts'
 
@@ -9,6 +10,9 @@ export interface ValidationProblem {
   field: string
   message: string
 }
+
+/** Turns a normalized error into a service's own error body. */
+export type ErrorBodyFormatter = (error: NormalizedError, request: FastifyRequest) => unknown
 
 /** Any error, reduced to what a service needs to write its own error body. */
 export interface NormalizedError {
