@@ -2,14 +2,14 @@ import type { FastifyBaseLogger } from 'fastify'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Clock } from '../../../../core/clock.ts'
 import { AppError } from '../../../../core/errors/app-error.ts'
-import type { LlmMessage, LlmPort } from '../../providers/llm/llm.port.ts'
+import type { ChatConfig } from '../../config.ts'
+import { type Persona, pickPersona } from '../../personas.ts'
+import type { LlmMessage, LlmPort } from '../../providers/llm/index.ts'
 import type { SessionsService } from '../sessions/index.ts'
-import type { ChatConfig } from './chat.config.ts'
 import type { ChatReply } from './chat.constants.ts'
 import type { ChatBody } from './chat.schemas.ts'
 import { MarkerFilter, type MarkerResult, stripMarkers } from './markers.ts'
 import { classify, mockReply, tokenize } from './mock.ts'
-import { type Persona, pickPersona } from './personas.ts'
 
 export interface ChatServiceDeps {
   config: ChatConfig
