@@ -1,8 +1,104 @@
-import { Type } from '@sinclair/typebox'
+import { type Static, type TObject, Type } from '@sinclair/typebox'
+import { parseDuration } from '../../core/config/duration.ts'
 import { defineSection, Env } from '../../core/config/load-config.ts'
-import { buildChatConfig, chatEnvSchema } from './modules/chat/chat.config.ts'
-import { buildSpeechConfig, speechEnvSchema } from './modules/speech/speech.config.ts'
-import { buildTranscriptionConfig, transcriptionEnvSchema } from './modules/transcription/transcription.config.ts'
+import { RATE_LIMIT_PATTERN, parseRateLimit } from '../../core/http/rate-limit.ts'
+import { loadPersonas } from './personas.ts'
+
+// The avatar's configuration section, one part per module. It lives here rather than in the
+// modules so that reading the configuration does not load the service's code (src/services
+// loads a service only when this instance serves it).
+
+// ── chat ──
+
+/** The environment variables of the conversation half of the avatar service. */
+const chatEnvSchema = {
+  AVATAR_LLM_TIMEOUT: Env.duration('30s'),
+  AVATAR_LLM_MAX_RETRIES: Env.integer('how many times a failed model call is retried (within AVATAR_LLM_TIMEOUT)', 2),
+  AVATAR_SYSTEM_PROMPT: Env.optionalString("the default character's system prompt"),
+  AVATAR_CHARACTERS_FILE: Env.optionalString('the path of a JSON file of extra characters'),
+  AVATAR_SESSION_TTL: Env.duration('24h'),
+  AVATAR_HISTORY_LIMIT: Env.integer('how many earlier messages of a session the model sees', 20),
+  AVATAR_MAX_TEXT_LENGTH: Env.integer('the longest userText accepted, in characters', 4000, 1),
+  AVATAR_RATE_LIMIT: Env.string('requests per client on the chat endpoints, such as 30/min, 5/s, 1000/h, or 0 for none', {
+    default: '30/min',
+    pattern: RATE_LIMIT_PATTERN,
+  }),
+  AVATAR_MOCK_TOKEN_DELAY: Env.duration('20ms'),
+  AVATAR_SSE_HEARTBEAT: Env.duration('15s'),
+}
+
+type ChatEnv = Static<TObject<typeof chatEnvSchema>>
+
+function buildChatConfig(env: ChatEnv & { AVATAR_LLM_API_KEY?: string; AVATAR_LLM_BASE_URL?: string; AVATAR_LLM_MODEL?: string }) {
+  return {
+    llm: {
+      apiKey: env.AVATAR_LLM_API_KEY,
+      baseUrl: env.AVATAR_LLM_BASE_URL,
+      model: env.AVATAR_LLM_MODEL ?? 'gpt-4o-mini',
+      timeoutMs: parseDuration(env.AVATAR_LLM_TIMEOUT),
+      maxRetries: env.AVATAR_LLM_MAX_RETRIES,
+    },
+    personas: loadPersonas({ file: env.AVATAR_CHARACTERS_FILE, systemPrompt: env.AVATAR_SYSTEM_PROMPT }),
+    sessionTtlMs: parseDuration(env.AVATAR_SESSION_TTL),
+    historyLimit: env.AVATAR_HISTORY_LIMIT,
+    maxTextLength: env.AVATAR_MAX_TEXT_LENGTH,
+    rateLimit: parseRateLimit(env.AVATAR_RATE_LIMIT),
+    mockTokenDelayMs: parseDuration(env.AVATAR_MOCK_TOKEN_DELAY),
+    sseHeartbeatMs: parseDuration(env.AVATAR_SSE_HEARTBEAT),
+  }
+}
+
+export type ChatConfig = ReturnType<typeof buildChatConfig>
+
+// ── speech ──
+
+/** Microsoft Edge's "read aloud" endpoint, which the edge provider speaks to. */
+const EDGE_DEFAULT_URL = 'wss://speech.platform.bing.com/consumer/speech/synthesize/readaloud/edge/v1'
+
+/** The environment variables of speech synthesis. */
+const speechEnvSchema = {
+  AVATAR_TTS_PROVIDER: Env.enumOf(['espeak', 'edge'] as const, 'espeak'),
+  AVATAR_TTS_THREADS: Env.integer('how many worker threads synthesise speech locally (0 = one per CPU core)', 0),
+  AVATAR_TTS_EDGE_URL: Env.string('a ws(s) URL of the Edge read-aloud endpoint', { default: EDGE_DEFAULT_URL, pattern: '^wss?://.+' }),
+  AVATAR_TTS_EDGE_TIMEOUT: Env.duration('5s'),
+}
+
+type SpeechEnv = Static<TObject<typeof speechEnvSchema>>
+
+function buildSpeechConfig(env: SpeechEnv) {
+  return {
+    provider: env.AVATAR_TTS_PROVIDER,
+    threads: env.AVATAR_TTS_THREADS,
+    edge: { url: env.AVATAR_TTS_EDGE_URL, timeoutMs: parseDuration(env.AVATAR_TTS_EDGE_TIMEOUT) },
+  }
+}
+
+export type SpeechConfig = ReturnType<typeof buildSpeechConfig>
+
+// ── transcription ──
+
+/** The environment variables of speech recognition (AVATAR_ASR_API_KEY/BASE_URL/MODEL are below). */
+const transcriptionEnvSchema = {
+  AVATAR_ASR_PROVIDER: Env.enumOf(['auto', 'openai', 'pocketsphinx', 'none'] as const, 'auto'),
+  AVATAR_ASR_TIMEOUT: Env.duration('60s'),
+  AVATAR_ASR_POCKETSPHINX_COMMAND: Env.string('the pocketsphinx_continuous command (a name on PATH or a path)', { default: 'pocketsphinx_continuous' }),
+  AVATAR_ASR_POCKETSPHINX_MODEL: Env.string('the directory of the pocketsphinx en-us model', { default: '/usr/share/pocketsphinx/model/en-us' }),
+}
+
+type TranscriptionEnv = Static<TObject<typeof transcriptionEnvSchema>> & { AVATAR_ASR_API_KEY?: string; AVATAR_ASR_BASE_URL?: string; AVATAR_ASR_MODEL: string }
+
+function buildTranscriptionConfig(env: TranscriptionEnv) {
+  return {
+    provider: env.AVATAR_ASR_PROVIDER,
+    timeoutMs: parseDuration(env.AVATAR_ASR_TIMEOUT),
+    openai: { apiKey: env.AVATAR_ASR_API_KEY, baseUrl: env.AVATAR_ASR_BASE_URL, model: env.AVATAR_ASR_MODEL },
+    pocketsphinx: { command: env.AVATAR_ASR_POCKETSPHINX_COMMAND, modelDir: env.AVATAR_ASR_POCKETSPHINX_MODEL },
+  }
+}
+
+export type TranscriptionConfig = ReturnType<typeof buildTranscriptionConfig>
+
+// ── the section ──
 
 export const avatarSection = defineSection(
   Type.Object({

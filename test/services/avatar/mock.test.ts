@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ACTIONS, EMOTIONS } from '../../../src/services/avatar/modules/chat/chat.constants.ts'
 import { classify, detectIntent, detectLanguage, mockReply, tokenize } from '../../../src/services/avatar/modules/chat/mock.ts'
-import { BUILT_IN_PERSONAS } from '../../../src/services/avatar/modules/chat/personas.ts'
+import { BUILT_IN_PERSONAS } from '../../../src/services/avatar/personas.ts'
 
 const persona = BUILT_IN_PERSONAS[0]
 

@@ -1,10 +1,6 @@
-/** The avatar's facial expressions, as the spec lists them. */
-export const EMOTIONS = ['neutral', 'happy', 'surprised', 'sad', 'angry'] as const
-export type Emotion = (typeof EMOTIONS)[number]
+import { type Action, ACTIONS, type Emotion, EMOTIONS } from '../../expressions.ts'
 
-/** The avatar's gestures, as the spec lists them. */
-export const ACTIONS = ['idle', 'wave', 'greet', 'think', 'nod', 'shakeHead', 'dance', 'speak'] as const
-export type Action = (typeof ACTIONS)[number]
+export { type Action, ACTIONS, type Emotion, EMOTIONS } from '../../expressions.ts'
 
 // Models write `Happy`, `shake_head` or `shake-head`; compare on letters only.
 const squash = (value: string) => value.toLowerCase().replace(/[^a-z]/g, '')

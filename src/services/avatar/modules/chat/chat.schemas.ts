@@ -1,13 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { identifierSchema, MAX_IDENTIFIER_LENGTH } from '../../../../core/http/identifiers.ts'
-import { ACTIONS, EMOTIONS } from './chat.constants.ts'
-
-export const SESSION_ID_PATTERN = '^[A-Za-z0-9_.:@-]+$'
-
-export const SessionIdSchema = identifierSchema({
-  pattern: SESSION_ID_PATTERN,
-  description: `1 to ${MAX_IDENTIFIER_LENGTH} letters, digits or _ . : @ -`,
-})
+import { ACTIONS, EMOTIONS } from '../../expressions.ts'
+import { SessionIdSchema } from '../sessions/index.ts'
 
 /** The chat request; `maxTextLength` comes from AVATAR_MAX_TEXT_LENGTH. */
 export function chatBodySchema(maxTextLength: number) {

@@ -2,14 +2,15 @@ import type { FastifyBaseLogger } from 'fastify'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Clock } from '../../../../core/clock.ts'
 import { AppError } from '../../../../core/errors/app-error.ts'
-import type { LlmMessage, LlmPort } from '../../providers/llm/llm.port.ts'
-import type { SessionsService } from '../sessions/sessions.service.ts'
-import type { ChatConfig } from './chat.config.ts'
+import type { ChatConfig } from '../../config.ts'
+import { type Persona, pickPersona } from '../../personas.ts'
+import type { LlmMessage, LlmPort } from '../../providers/llm/index.ts'
+import type { SessionsService } from '../sessions/index.ts'
 import type { ChatReply } from './chat.constants.ts'
 import type { ChatBody } from './chat.schemas.ts'
+import { createDeadline } from './deadline.ts'
 import { MarkerFilter, type MarkerResult, stripMarkers } from './markers.ts'
 import { classify, mockReply, tokenize } from './mock.ts'
-import { type Persona, pickPersona } from './personas.ts'
 
 export interface ChatServiceDeps {
   config: ChatConfig
@@ -41,13 +42,6 @@ export const MARKER_INSTRUCTIONS = [
   'then write the reply itself as plain text, without markdown. The markers are removed before the user sees the reply.',
   "Always answer in the language of the user's last message.",
 ].join('\n')
-
-class DeadlineError extends Error {
-  constructor(ms: number) {
-    super(`the language model did not answer within ${ms} ms`)
-    this.name = 'DeadlineError'
-  }
-}
 
 function withMarkers(text: string, result: MarkerResult): ChatReply {
   const guess = classify(text)
@@ -103,34 +97,6 @@ export function createChatService(deps: ChatServiceDeps) {
     )
   }
 
-  /**
-   * A signal that fires when the client goes away or the model takes too long. `touch()`
-   * restarts the wait: while streaming, the limit applies to the first piece and then to each
-   * gap between pieces, so a long reply that keeps coming is never cut off.
-   */
-  function deadline(outer: AbortSignal | undefined) {
-    const controller = new AbortController()
-    let timer: NodeJS.Timeout | undefined
-    const touch = () => {
-      clearTimeout(timer)
-      timer = setTimeout(() => controller.abort(new DeadlineError(config.llm.timeoutMs)), config.llm.timeoutMs)
-    }
-    touch()
-    // Linked by hand: AbortSignal.any keeps bookkeeping per composite signal, which adds up
-    // over a thousand open streams.
-    const forward = () => controller.abort(outer?.reason)
-    if (outer?.aborted) forward()
-    else outer?.addEventListener('abort', forward, { once: true })
-    return {
-      signal: controller.signal,
-      touch,
-      clear: () => {
-        clearTimeout(timer)
-        outer?.removeEventListener('abort', forward)
-      },
-    }
-  }
-
   return {
     prepare,
 
@@ -138,7 +104,7 @@ export function createChatService(deps: ChatServiceDeps) {
     async reply(prepared: PreparedChat, options: { log: FastifyBaseLogger; signal?: AbortSignal }): Promise<ChatReply> {
       let reply: ChatReply | undefined
       if (llm) {
-        const limit = deadline(options.signal)
+        const limit = createDeadline(options.signal, config.llm.timeoutMs)
         try {
           const parsed = stripMarkers(await llm.complete({ messages: prepared.messages, signal: limit.signal }))
           if (!parsed.text) throw new Error('the model returned an empty reply')
@@ -167,7 +133,7 @@ export function createChatService(deps: ChatServiceDeps) {
       const { signal, onToken, log } = options
       let sent = ''
       if (llm) {
-        const limit = deadline(signal)
+        const limit = createDeadline(signal, config.llm.timeoutMs)
         const filter = new MarkerFilter()
         try {
           for await (const piece of llm.stream({ messages: prepared.messages, signal: limit.signal })) {

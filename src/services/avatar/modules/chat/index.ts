@@ -3,11 +3,9 @@ import type { Clock } from '../../../../core/clock.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
 import { createRateLimiter } from '../../../../core/http/rate-limit.ts'
 import type { ServiceBase } from '../../../../core/service.ts'
-import { createOpenAiLlm } from '../../providers/llm/llm.openai.ts'
-import type { LlmPort } from '../../providers/llm/llm.port.ts'
-import { sessionsRoutes } from '../sessions/sessions.routes.ts'
-import { createSessionsService } from '../sessions/sessions.service.ts'
-import type { ChatConfig } from './chat.config.ts'
+import type { ChatConfig } from '../../config.ts'
+import { createOpenAiLlm, type LlmPort } from '../../providers/llm/index.ts'
+import { createSessions, sessionsRoutes } from '../sessions/index.ts'
 import { chatRoutes } from './chat.routes.ts'
 import { createChatService } from './chat.service.ts'
 
@@ -31,7 +29,7 @@ export function llmFromConfig(config: ChatConfig): LlmPort | undefined {
 export function conversationRoutes(deps: ConversationDeps) {
   return async (app: FastifyInstance) => {
     const { config } = deps
-    const sessions = createSessionsService({ database: deps.database, clock: deps.clock, sessionTtlMs: config.sessionTtlMs, historyLimit: config.historyLimit })
+    const sessions = createSessions({ database: deps.database, clock: deps.clock, sessionTtlMs: config.sessionTtlMs, historyLimit: config.historyLimit })
     const chat = createChatService({ config, llm: deps.llm ?? llmFromConfig(config), sessions, clock: deps.clock })
     const limiter = config.rateLimit
       ? createRateLimiter({

@@ -1,5 +1,5 @@
 import type { Action, ChatReply, Emotion } from './chat.constants.ts'
-import type { Persona } from './personas.ts'
+import type { Persona } from '../../personas.ts'
 
 /**
  * The local reply engine used without a model key, and whenever the model fails. It is

@@ -1,14 +1,15 @@
-import { sql } from 'kysely'
-import type { DialectName } from '../../../../core/db/create-db.ts'
+import { type Kysely, sql } from 'kysely'
+import type { Database, DialectName } from '../../../../core/db/create-db.ts'
 import { prepared } from '../../../../core/db/prepared.ts'
+import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { ChatDbExecutor, ChatTables, MessageRow, NewMessage, SessionRow } from './sessions.table.ts'
 
-export async function findSession(db: ChatDbExecutor, id: string): Promise<SessionRow | undefined> {
+async function findSession(db: ChatDbExecutor, id: string): Promise<SessionRow | undefined> {
   return db.selectFrom('avatar_sessions').select(['id', 'created_at', 'last_active_at', 'message_count']).where('id', '=', id).executeTakeFirst()
 }
 
 /** The last `limit` messages of a session, oldest first. */
-export async function listRecentMessages(db: ChatDbExecutor, sessionId: string, limit: number): Promise<MessageRow[]> {
+async function listRecentMessages(db: ChatDbExecutor, sessionId: string, limit: number): Promise<MessageRow[]> {
   if (limit <= 0) return []
   const rows = await db
     .selectFrom('avatar_messages')
@@ -20,7 +21,7 @@ export async function listRecentMessages(db: ChatDbExecutor, sessionId: string, 
   return rows.reverse()
 }
 
-export async function listMessages(db: ChatDbExecutor, sessionId: string): Promise<MessageRow[]> {
+async function listMessages(db: ChatDbExecutor, sessionId: string): Promise<MessageRow[]> {
   return db
     .selectFrom('avatar_messages')
     .select(['session_id', 'seq', 'role', 'content', 'emotion', 'action', 'created_at'])
@@ -30,7 +31,7 @@ export async function listMessages(db: ChatDbExecutor, sessionId: string): Promi
 }
 
 // The statements of a chat turn, built once per dialect (building them cost more than running
-// them) and run straight on SQLite's connection inside a transaction the service owns.
+// them) and run straight on SQLite's connection inside the append's transaction.
 const upsertSession = prepared<ChatTables, 'id' | 'at' | 'cutoff' | 'added', { message_count: number }>((db, p) => {
   const upsert = sql<{ message_count: number }>`
     insert into avatar_sessions (id, created_at, last_active_at, message_count) values (${p.id}, ${p.at}, ${p.at}, ${p.added})
@@ -61,10 +62,10 @@ const insertMessage = prepared<ChatTables, keyof MessageRow, never>((db, p) =>
  * the session on first use, starts an expired one afresh (idle since before `cutoff`: count,
  * creation time and, below, its old messages are reset) or bumps the count of a live one; the
  * count it returns reserves the sequence numbers, so concurrent appends to one session never
- * collide (PostgreSQL serialises them on the row, SQLite has one writer). Run it in a
- * transaction so that the count and the rows cannot part.
+ * collide (PostgreSQL serialises them on the row, SQLite has one writer). Run in a
+ * transaction, so that the count and the rows cannot part.
  */
-export async function appendMessages(
+async function appendMessages(
   db: ChatDbExecutor,
   dialect: DialectName,
   sessionId: string,
@@ -95,19 +96,19 @@ export async function appendMessages(
   return total
 }
 
-export async function deleteSession(db: ChatDbExecutor, id: string): Promise<boolean> {
+async function deleteSession(db: ChatDbExecutor, id: string): Promise<boolean> {
   const result = await db.deleteFrom('avatar_sessions').where('id', '=', id).executeTakeFirst()
   return Number(result.numDeletedRows) > 0
 }
 
 /** Deletes every session idle since before `cutoff` (their messages go with them). */
-export async function deleteIdleSessions(db: ChatDbExecutor, cutoff: string): Promise<number> {
+async function deleteIdleSessions(db: ChatDbExecutor, cutoff: string): Promise<number> {
   const result = await db.deleteFrom('avatar_sessions').where('last_active_at', '<', cutoff).executeTakeFirst()
   return Number(result.numDeletedRows)
 }
 
 /** Active sessions, newest first; `before` is the (created_at, id) of the last one of the previous page. */
-export async function listActiveSessions(
+async function listActiveSessions(
   db: ChatDbExecutor,
   options: { cutoff: string; limit?: number; before?: { createdAt: string; id: string } },
 ): Promise<SessionRow[]> {
@@ -120,3 +121,83 @@ export async function listActiveSessions(
   if (options.limit !== undefined) query = query.limit(options.limit)
   return query.execute()
 }
+
+/** One exchange to append: the session's id, the time of its last message, the expiry cutoff. */
+export interface SessionAppend {
+  id: string
+  at: string
+  cutoff: string
+  messages: NewMessage[]
+}
+
+/** Most appends committed in one SQLite transaction. */
+const MAX_BATCH = 256
+
+/**
+ * The avatar's sessions and messages tables. How appends reach the disk (prepared statements,
+ * one transaction per append on PostgreSQL, group commits on SQLite) is this repository's
+ * business: a caller sees an append that resolves once its rows are committed.
+ */
+export function createSessionsRepository(database: Database) {
+  const db = database.db as Kysely<ChatTables>
+  const { dialect } = database
+  const owned = { db, dialect }
+
+  const appendAlone = (item: SessionAppend) => withTransaction(owned, (trx) => appendMessages(trx, dialect, item.id, item.at, item.cutoff, item.messages))
+
+  // SQLite has one writer and pays for each commit (a WAL write); appends that arrive together
+  // share one transaction instead. Each caller still returns only after its rows are committed.
+  // PostgreSQL runs the transactions of concurrent requests side by side over its pool.
+  const queue: { item: SessionAppend; resolve: () => void; reject: (error: unknown) => void }[] = []
+  let flushing = false
+
+  async function flush(): Promise<void> {
+    while (queue.length > 0) {
+      const batch = queue.splice(0, MAX_BATCH)
+      try {
+        await withTransaction(owned, async (trx) => {
+          for (const { item } of batch) await appendMessages(trx, dialect, item.id, item.at, item.cutoff, item.messages)
+        })
+        for (const waiter of batch) waiter.resolve()
+      } catch (error) {
+        if (batch.length === 1) {
+          batch[0].reject(error)
+          continue
+        }
+        // One bad append must not fail the others: retry each on its own.
+        for (const waiter of batch) await appendAlone(waiter.item).then(waiter.resolve, waiter.reject)
+      }
+    }
+    flushing = false
+  }
+
+  function groupCommit(item: SessionAppend): Promise<void> {
+    return new Promise((resolve, reject) => {
+      queue.push({ item, resolve, reject })
+      if (flushing) return
+      flushing = true
+      setImmediate(() => void flush())
+    })
+  }
+
+  return {
+    findSession: (id: string) => findSession(db, id),
+    /** The last `limit` messages of a session, oldest first. */
+    listRecentMessages: (sessionId: string, limit: number) => listRecentMessages(db, sessionId, limit),
+    listMessages: (sessionId: string) => listMessages(db, sessionId),
+    /**
+     * Appends messages to a session (created on first use, started afresh when idle since
+     * before `cutoff`); resolves once they are committed.
+     */
+    async append(item: SessionAppend): Promise<void> {
+      if (dialect === 'sqlite') await groupCommit(item)
+      else await appendAlone(item)
+    },
+    deleteSession: (id: string) => deleteSession(db, id),
+    /** Deletes every session idle since before `cutoff` (their messages go with them). */
+    deleteIdleSessions: (cutoff: string) => deleteIdleSessions(db, cutoff),
+    listActiveSessions: (options: Parameters<typeof listActiveSessions>[1]) => listActiveSessions(db, options),
+  }
+}
+
+export type SessionsRepository = ReturnType<typeof createSessionsRepository>

@@ -1,7 +1,14 @@
 import { Type } from '@sinclair/typebox'
-import { ACTIONS, EMOTIONS } from '../chat/chat.constants.ts'
-import { identifierSchema } from '../../../../core/http/identifiers.ts'
-import { SESSION_ID_PATTERN, SessionIdSchema } from '../chat/chat.schemas.ts'
+import { identifierSchema, MAX_IDENTIFIER_LENGTH } from '../../../../core/http/identifiers.ts'
+import { ACTIONS, EMOTIONS } from '../../expressions.ts'
+
+const SESSION_ID_PATTERN = '^[A-Za-z0-9_.:@-]+$'
+
+/** A session id, as clients choose them. */
+export const SessionIdSchema = identifierSchema({
+  pattern: SESSION_ID_PATTERN,
+  description: `1 to ${MAX_IDENTIFIER_LENGTH} letters, digits or _ . : @ -`,
+})
 
 export const SessionParamsSchema = Type.Object({ session_id: SessionIdSchema })
 

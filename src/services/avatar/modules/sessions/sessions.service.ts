@@ -1,14 +1,11 @@
-import type { Kysely, Transaction } from 'kysely'
 import type { Clock } from '../../../../core/clock.ts'
-import type { Database } from '../../../../core/db/create-db.ts'
-import { withTransaction } from '../../../../core/db/transaction.ts'
 import { AppError } from '../../../../core/errors/app-error.ts'
-import type { Action, Emotion } from '../chat/chat.constants.ts'
-import * as repository from './sessions.repository.ts'
-import type { ChatTables, MessageRow, NewMessage, SessionRow } from './sessions.table.ts'
+import type { Action, Emotion } from '../../expressions.ts'
+import type { SessionsRepository } from './sessions.repository.ts'
+import type { MessageRow, NewMessage, SessionRow } from './sessions.table.ts'
 
 export interface SessionsServiceDeps {
-  database: Database
+  repository: SessionsRepository
   clock: Clock
   sessionTtlMs: number
   historyLimit: number
@@ -21,16 +18,6 @@ export interface HistoryMessage {
   emotion?: Emotion
   action?: Action
 }
-
-interface PendingAppend {
-  id: string
-  at: string
-  cutoff: string
-  messages: NewMessage[]
-}
-
-/** Most appends committed in one SQLite transaction. */
-const MAX_BATCH = 256
 
 /** How often (at most) one instance sweeps expired sessions out of the database. */
 const SWEEP_INTERVAL_MS = 60_000
@@ -52,15 +39,14 @@ export function toHistoryMessage(row: MessageRow): HistoryMessage {
  * (lists, history, context) and swept away lazily.
  */
 export function createSessionsService(deps: SessionsServiceDeps) {
-  const database = { db: deps.database.db as Kysely<ChatTables>, dialect: deps.database.dialect }
-  const db = database.db
+  const { repository } = deps
   let lastSweep = Number.NEGATIVE_INFINITY
 
   const cutoff = () => new Date(deps.clock.now().getTime() - deps.sessionTtlMs).toISOString()
   const isActive = (session: SessionRow) => session.last_active_at >= cutoff()
 
   async function activeSession(id: string): Promise<SessionRow> {
-    const session = await repository.findSession(db, id)
+    const session = await repository.findSession(id)
     if (!session || !isActive(session)) throw sessionNotFound(id)
     return session
   }
@@ -69,54 +55,15 @@ export function createSessionsService(deps: SessionsServiceDeps) {
     const now = deps.clock.now().getTime()
     if (now - lastSweep < SWEEP_INTERVAL_MS) return
     lastSweep = now
-    await repository.deleteIdleSessions(db, cutoff())
-  }
-
-  const appendIn = (trx: Transaction<ChatTables>, item: PendingAppend) =>
-    repository.appendMessages(trx, database.dialect, item.id, item.at, item.cutoff, item.messages)
-  const appendAlone = (item: PendingAppend) => withTransaction(database, (trx) => appendIn(trx, item))
-
-  // SQLite has one writer and pays for each commit (a WAL write); appends that arrive together
-  // share one transaction instead. Each caller still returns only after its rows are committed.
-  // PostgreSQL runs the transactions of concurrent requests side by side over its pool.
-  const queue: { item: PendingAppend; resolve: () => void; reject: (error: unknown) => void }[] = []
-  let flushing = false
-
-  async function flush(): Promise<void> {
-    while (queue.length > 0) {
-      const batch = queue.splice(0, MAX_BATCH)
-      try {
-        await withTransaction(database, async (trx) => {
-          for (const { item } of batch) await appendIn(trx, item)
-        })
-        for (const waiter of batch) waiter.resolve()
-      } catch (error) {
-        if (batch.length === 1) {
-          batch[0].reject(error)
-          continue
-        }
-        // One bad append must not fail the others: retry each on its own.
-        for (const waiter of batch) await appendAlone(waiter.item).then(waiter.resolve, waiter.reject)
-      }
-    }
-    flushing = false
-  }
-
-  function groupCommit(item: PendingAppend): Promise<void> {
-    return new Promise((resolve, reject) => {
-      queue.push({ item, resolve, reject })
-      if (flushing) return
-      flushing = true
-      setImmediate(() => void flush())
-    })
+    await repository.deleteIdleSessions(cutoff())
   }
 
   return {
     /** The last messages of a session, for the model's context; none for a new or expired session. */
     async context(id: string): Promise<HistoryMessage[]> {
-      const session = await repository.findSession(db, id)
+      const session = await repository.findSession(id)
       if (!session || !isActive(session)) return []
-      return (await repository.listRecentMessages(db, id, deps.historyLimit)).map(toHistoryMessage)
+      return (await repository.listRecentMessages(id, deps.historyLimit)).map(toHistoryMessage)
     },
 
     /**
@@ -128,33 +75,31 @@ export function createSessionsService(deps: SessionsServiceDeps) {
         { role: 'user', content: user.content, emotion: null, action: null, created_at: user.at },
         { role: 'assistant', content: assistant.content, emotion: assistant.emotion, action: assistant.action, created_at: assistant.at },
       ]
-      const append: PendingAppend = { id, at: assistant.at, cutoff: cutoff(), messages }
-      if (database.dialect === 'sqlite') await groupCommit(append)
-      else await appendAlone(append)
+      await repository.append({ id, at: assistant.at, cutoff: cutoff(), messages })
       await sweepIfDue()
     },
 
     async history(id: string): Promise<{ sessionId: string; messages: HistoryMessage[] }> {
       await activeSession(id)
-      return { sessionId: id, messages: (await repository.listMessages(db, id)).map(toHistoryMessage) }
+      return { sessionId: id, messages: (await repository.listMessages(id)).map(toHistoryMessage) }
     },
 
     async list(options: { limit?: number; before?: string }) {
       let before: { createdAt: string; id: string } | undefined
       if (options.before !== undefined) {
-        const anchor = await repository.findSession(db, options.before)
+        const anchor = await repository.findSession(options.before)
         if (!anchor) {
           throw new AppError('validation_failed', 'before must be the id of a session from the previous page', { status: 400 })
         }
         before = { createdAt: anchor.created_at, id: anchor.id }
       }
-      const rows = await repository.listActiveSessions(db, { cutoff: cutoff(), limit: options.limit, before })
+      const rows = await repository.listActiveSessions({ cutoff: cutoff(), limit: options.limit, before })
       return { sessions: rows.map((row) => ({ id: row.id, created_at: row.created_at, message_count: Number(row.message_count) })) }
     },
 
     async remove(id: string): Promise<void> {
       await activeSession(id)
-      if (!(await repository.deleteSession(db, id))) throw sessionNotFound(id)
+      if (!(await repository.deleteSession(id))) throw sessionNotFound(id)
     },
   }
 }

@@ -1,15 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { Clock } from '../../../../core/clock.ts'
-import type { AsrProvider } from '../../providers/asr/asr.port.ts'
-import { createEdgeProvider } from '../../providers/tts/edge.tts.ts'
-import { createEspeakProvider } from '../../providers/tts/espeak.tts.ts'
-import type { TtsProvider } from '../../providers/tts/tts.port.ts'
+import type { SpeechConfig } from '../../config.ts'
+import type { AsrProvider } from '../../providers/asr/index.ts'
+import { createEdgeProvider, createEspeakProvider, type TtsProvider } from '../../providers/tts/index.ts'
 import { installSpeechErrorHandling } from './errors.ts'
-import type { SpeechConfig } from './speech.config.ts'
 import { speechRoutes } from './speech.routes.ts'
 import { createSpeechService } from './speech.service.ts'
 
-export { buildSpeechConfig, type SpeechConfig, speechEnvSchema } from './speech.config.ts'
+export { installSpeechErrorHandling } from './errors.ts'
 
 /** The speech providers tests may replace with fakes. */
 export interface SpeechProviders {

@@ -1,7 +1,6 @@
 import { AppError } from '../../../../core/errors/app-error.ts'
 import { coreError } from '../../../../core/errors/codes.ts'
-import { AUDIO_FORMATS, type AudioFormat, CONTENT_TYPES, SynthesisError, type SynthesisStream, type TtsProvider } from '../../providers/tts/tts.port.ts'
-import { defaultVoiceFor, findVoice, VOICES } from '../../providers/tts/voices.ts'
+import { AUDIO_FORMATS, type AudioFormat, CONTENT_TYPES, defaultVoiceFor, findVoice, SynthesisError, type SynthesisStream, type TtsProvider, VOICES } from '../../providers/tts/index.ts'
 import type { SpeechBody, VoicesResponse } from './speech.schemas.ts'
 
 export const MAX_TEXT_LENGTH = 5000

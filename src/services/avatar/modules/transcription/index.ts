@@ -1,15 +1,10 @@
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsync } from 'fastify'
-import type { AsrProvider } from '../../providers/asr/asr.port.ts'
-import { createNoAsrProvider } from '../../providers/asr/none.asr.ts'
-import { createOpenAiAsrProvider } from '../../providers/asr/openai.asr.ts'
-import { createPocketsphinxProvider, pocketsphinxInstalled } from '../../providers/asr/pocketsphinx.asr.ts'
-import { installSpeechErrorHandling } from '../speech/errors.ts'
-import type { TranscriptionConfig } from './transcription.config.ts'
+import type { TranscriptionConfig } from '../../config.ts'
+import { type AsrProvider, createNoAsrProvider, createOpenAiAsrProvider, createPocketsphinxProvider, pocketsphinxInstalled } from '../../providers/asr/index.ts'
+import { installSpeechErrorHandling } from '../speech/index.ts'
 import { transcriptionRoutes } from './transcription.routes.ts'
 import { createTranscriptionService, MAX_UPLOAD_BYTES } from './transcription.service.ts'
-
-export { buildTranscriptionConfig, type TranscriptionConfig, transcriptionEnvSchema } from './transcription.config.ts'
 
 /**
  * The recognizer the configuration and the machine allow: the OpenAI-compatible API when a

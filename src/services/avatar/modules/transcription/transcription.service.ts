@@ -1,7 +1,7 @@
 import { parseBuffer } from 'music-metadata'
 import { AppError } from '../../../../core/errors/app-error.ts'
 import { coreError } from '../../../../core/errors/codes.ts'
-import { type AsrProvider, type RecognitionStatus, TranscriptionError } from '../../providers/asr/asr.port.ts'
+import { type AsrProvider, type RecognitionStatus, TranscriptionError } from '../../providers/asr/index.ts'
 import type { TranscriptionResponse } from './transcription.schemas.ts'
 
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024
