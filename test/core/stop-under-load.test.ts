@@ -147,8 +147,15 @@ describe('a stop under load loses nothing', () => {
     assert.equal(code, 0)
   })
 
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-    it(`${signal} to \`npm start\` stops the server it started, and nothing of its tree is left`, async (t) => {
+  const npmStops = [
+    { signal: 'SIGTERM', to: 'npm' },
+    { signal: 'SIGINT', to: 'npm' },
+    { signal: 'SIGHUP', to: 'npm' },
+    // Ctrl-C in a terminal: the whole group, so the server gets it twice (directly, and from npm).
+    { signal: 'SIGINT', to: 'group' },
+  ] as const
+  for (const { signal, to } of npmStops) {
+    it(`${signal} to ${to === 'npm' ? 'npm' : 'the whole group (Ctrl-C)'} under \`npm start\` stops the server gracefully, and nothing of its tree is left`, async (t) => {
       const port = await freePort()
       const dir = mkdtempSync(join(tmpdir(), 'triad-npm-start-'))
       const npm = spawn('npm', ['start'], {
@@ -174,9 +181,11 @@ describe('a stop under load loses nothing', () => {
       const stream = openStream(base, 'npm')
       await stream.started
       const sent = burst(base, 12)
-      npm.kill(signal)
+      if (to === 'npm') npm.kill(signal)
+      else process.kill(-(npm.pid as number), signal)
       assertAllAnswered(await Promise.all(sent))
       assert.equal((await stream.finished).at(-1)?.type, 'done')
+      assert.doesNotMatch(output, /second SIG/, 'one stop, not two')
       for (let attempt = 0; !(await refusesConnections(port)); attempt++) {
         assert.ok(attempt < 300, `the server still listens after ${signal} to npm: ${output.slice(-500)}`)
         await sleep(100)

@@ -33,7 +33,8 @@ export async function listenUntilSignalled(
     if (lifecycle.draining) reply.header('connection', 'close')
     done(null, payload)
   })
-  closeWithGrace({ delay: options.timeoutMs + 2 * LAST_WORDS_MS }, async ({ signal, err }) => {
+  let signal: NodeJS.Signals | undefined
+  const grace = closeWithGrace({ delay: options.timeoutMs + 2 * LAST_WORDS_MS, skip: [...STOP_SIGNALS] }, async ({ err }) => {
     lifecycle.startDraining()
     if (err) {
       app.log.error({ err }, 'fatal error, shutting down')
@@ -57,7 +58,41 @@ export async function listenUntilSignalled(
       clearTimeout(deadline)
     }
   })
+  watchStopSignals({
+    stop: (received) => {
+      signal = received
+      void grace.close()
+    },
+    insist: (received) => {
+      app.log.error({ signal: received }, `second ${received}, exiting`)
+      process.exit(1)
+    },
+  })
   return app.listen({ port: options.port, host: options.host })
+}
+
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
+/** The same signal again within this long is an echo, not a second request. */
+const ECHO_MS = 1000
+
+/**
+ * The first stop signal stops gracefully; a second one exits at once. A Ctrl-C under
+ * `npm start` reaches the server twice, from the terminal (the whole foreground group) and
+ * forwarded by npm a moment later: that echo is not a second signal, or every Ctrl-C would
+ * skip the graceful stop.
+ */
+function watchStopSignals(handlers: { stop(signal: NodeJS.Signals): void; insist(signal: NodeJS.Signals): void }): void {
+  let first: { signal: NodeJS.Signals; at: number } | undefined
+  for (const name of STOP_SIGNALS) {
+    process.on(name, (received: NodeJS.Signals) => {
+      if (!first) {
+        first = { signal: received, at: performance.now() }
+        handlers.stop(received)
+      } else if (received !== first.signal || performance.now() - first.at > ECHO_MS) {
+        handlers.insist(received)
+      }
+    })
+  }
 }
 
 /** Resolves once no connection has arrived for QUIET_MS, or after `maxMs`. */
