@@ -1,7 +1,7 @@
 import pino from 'pino'
 import { type CliOutput, type Command, CommandError, type CommandGroup, type ParsedArgs, UsageError } from '../../core/cli/command.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
-import { createPaymentsContext, createVault } from './app.ts'
+import { createPaymentsContext, createVault } from './compose.ts'
 import type { PaymentsConfig } from './config.ts'
 import { keyUsage, resealAll, retireRefusal } from './modules/vault/vault.rotation.ts'
 import type { VaultService } from './modules/vault/vault.service.ts'

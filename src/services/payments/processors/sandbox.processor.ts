@@ -1,8 +1,8 @@
 import type { Clock } from '../../../core/clock.ts'
 import type { DialectName } from '../../../core/db/create-db.ts'
 import { prepared } from '../../../core/db/prepared.ts'
-import type { FxTable } from '../modules/ledger/fx.ts'
-import { convert, hasRate } from '../modules/ledger/fx.ts'
+import type { FxTable } from '../money/fx.ts'
+import { convert, hasRate } from '../money/fx.ts'
 import type { PaymentsDb, PaymentsTables, SandboxCardsTable } from '../tables.ts'
 import type { AuthorizeRequest, AuthorizeResult, CardProcessor } from './card-processor.port.ts'
 

@@ -1,7 +1,7 @@
 import { currencyExponent, parseMajor } from '../../../../core/money.ts'
 import type { PaymentsContext } from '../../context.ts'
 import { findMerchantByKey } from '../client-payments/client-payments.repository.ts'
-import { hasRate } from '../ledger/fx.ts'
+import { hasRate } from '../../money/fx.ts'
 import type { Messages } from './hosted-page.i18n.ts'
 
 export interface LinkQuery {

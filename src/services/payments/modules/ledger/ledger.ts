@@ -2,7 +2,7 @@ import type { IdGenerator } from '../../../../core/ids.ts'
 import type { DialectName } from '../../../../core/db/create-db.ts'
 import { prepared } from '../../../../core/db/prepared.ts'
 import type { LineKind, LineRow, MerchantRow, PaymentsDb, PaymentsTables } from '../../tables.ts'
-import { convert, type FxTable, rateOf } from './fx.ts'
+import { convert, type FxTable, rateOf } from '../../money/fx.ts'
 
 /** The effect of one money movement on the merchant's balance, in the merchant's currency. */
 export interface BalanceEffect {

@@ -4,7 +4,7 @@ import type { PaymentsContext } from '../../context.ts'
 import { conflict, fieldError, fieldErrors, forbidden, notFound } from '../../http/errors.ts'
 import type { MerchantRow, MerchantsTable } from '../../tables.ts'
 import { findAppById } from '../apps/apps.repository.ts'
-import { convert } from '../ledger/fx.ts'
+import { convert } from '../../money/fx.ts'
 import * as repo from './merchants.repository.ts'
 import { type CreateMerchantInput, type Merchant, normalizeIban, type UpdateMerchantInput } from './merchants.schemas.ts'
 

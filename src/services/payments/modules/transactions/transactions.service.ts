@@ -20,7 +20,7 @@ import {
 } from '../../http/errors.ts'
 import type { ProcessorCard } from '../../processors/card-processor.port.ts'
 import type { CardsTable, MerchantRow, PaymentsDb, TrailKind, TrailRow, TransactionRow } from '../../tables.ts'
-import { hasRate } from '../ledger/fx.ts'
+import { hasRate } from '../../money/fx.ts'
 import { type BalanceEffect, captureEffect, type LedgerRules, postLine, refundEffect } from '../ledger/ledger.ts'
 import type { MerchantsService } from '../merchants/merchants.service.ts'
 import * as repo from './transactions.repository.ts'

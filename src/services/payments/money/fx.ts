@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { currencyExponent } from '../../../../core/money.ts'
+import { currencyExponent } from '../../../core/money.ts'
 
 /** A rate as an exact fraction: units of a currency per one unit of the table's base. */
 interface Rate {
