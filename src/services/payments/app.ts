@@ -3,25 +3,19 @@ import { createRateLimiter, rateLimitHook } from '../../core/http/rate-limit.ts'
 import { coreError } from '../../core/errors/codes.ts'
 import type { ServiceDefinition } from '../../core/service.ts'
 import { paymentsCommands } from './cli.ts'
-import { createPaymentsContext, createVault, type PaymentsExtra } from './compose.ts'
+import { createDisputes, createPaymentsContext, createVault, type PaymentsExtra } from './compose.ts'
 import type { PaymentsConfig } from './config.ts'
 import { authHook, keyFromAuthorization } from './http/auth.ts'
 import { formatPaymentsError } from './http/errors.ts'
 import { installIdempotency } from './http/idempotency.ts'
 import { installWireFormat } from './http/wire.ts'
-import { appsRoutes } from './modules/apps/apps.routes.ts'
-import { createAppsService, hashKey } from './modules/apps/apps.service.ts'
-import { clientApiPlugin } from './modules/client-payments/client-api.plugin.ts'
-import { hostedPageRoutes } from './modules/hosted-page/hosted-page.routes.ts'
-import { disputesRoutes } from './modules/disputes/disputes.routes.ts'
-import { createDisputesService } from './modules/disputes/disputes.service.ts'
-import { linesRoutes } from './modules/ledger/lines.routes.ts'
-import { createLinesService } from './modules/ledger/lines.service.ts'
-import { PAYMENTS_FORMATS } from './modules/merchants/merchants.schemas.ts'
-import { merchantsRoutes } from './modules/merchants/merchants.routes.ts'
-import { createMerchantsService } from './modules/merchants/merchants.service.ts'
-import { transactionsRoutes } from './modules/transactions/transactions.routes.ts'
-import { createTransactionsService } from './modules/transactions/transactions.service.ts'
+import { appsRoutes, createAppsService, hashKey } from './modules/apps/index.ts'
+import { clientApiPlugin } from './modules/client-payments/index.ts'
+import { disputesRoutes } from './modules/disputes/index.ts'
+import { hostedPageRoutes } from './modules/hosted-page/index.ts'
+import { createLinesService, linesRoutes } from './modules/ledger/index.ts'
+import { createMerchantsService, merchantsRoutes, PAYMENTS_FORMATS } from './modules/merchants/index.ts'
+import { createTransactionsService, transactionsRoutes } from './modules/transactions/index.ts'
 import { migrations } from './migrations/index.ts'
 
 /** Re-exported: the tests name the payments extras by this module. */
@@ -47,7 +41,7 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
     const merchants = createMerchantsService(ctx)
     const transactions = createTransactionsService(ctx, merchants, vault)
     const lines = createLinesService(ctx, merchants)
-    const disputes = createDisputesService(ctx, merchants)
+    const disputes = createDisputes(ctx, merchants)
 
     const rule = deps.config.rateLimit
     if (rule) {

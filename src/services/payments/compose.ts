@@ -6,10 +6,10 @@ import type { PaymentsContext } from './context.ts'
 import type { Mailer } from './mail/mailer.port.ts'
 import { createOutboxMailer } from './mail/outbox.mailer.ts'
 import { createSmtpMailer } from './mail/smtp.mailer.ts'
-import { FUNDING_CURRENCIES } from './modules/merchants/merchants.schemas.ts'
-import { vaultKeyring } from './modules/vault/vault.keys.ts'
-import { createVaultService, type VaultService } from './modules/vault/vault.service.ts'
-import type { VaultDb } from './modules/vault/vault.table.ts'
+import { createDisputesService, type DisputesService } from './modules/disputes/index.ts'
+import { FUNDING_CURRENCIES, type MerchantsService } from './modules/merchants/index.ts'
+import { createDisputeMovements } from './modules/transactions/index.ts'
+import { createVaultService, type VaultDb, vaultKeyring, type VaultService } from './modules/vault/index.ts'
 import { loadFxTable } from './money/fx.ts'
 import type { CardProcessor } from './processors/card-processor.port.ts'
 import { createSandboxProcessor } from './processors/sandbox.processor.ts'
@@ -75,4 +75,9 @@ export function createVault(ctx: PaymentsContext, deps: Pick<PaymentsDeps, 'secr
     keyring: vaultKeyring(deps.secrets, deps.config.vaultKey),
     tokenTtlMs: deps.config.vaultTokenTtlMs,
   })
+}
+
+/** The disputes service, with the transactions module's port for the money its disputes move. */
+export function createDisputes(ctx: PaymentsContext, merchants: MerchantsService): DisputesService {
+  return createDisputesService({ db: ctx.db, clock: ctx.clock, ids: ctx.ids, merchants, movements: createDisputeMovements(ctx) })
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Clock } from '../../../../core/clock.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
 import type { PaymentsDb } from '../../tables.ts'
-import { type AppRow, findAppByKeyHash, insertApp } from './apps.repository.ts'
+import { type AppRow, findAppById, findAppByKeyHash, insertApp } from './apps.repository.ts'
 import type { Identity } from './apps.schemas.ts'
 
 /**
@@ -15,6 +15,11 @@ export function hashKey(key: string): string {
 
 export function toIdentity(row: AppRow): Identity {
   return { id: row.id, ...(row.name === null ? {} : { name: row.name }), created: row.created }
+}
+
+/** The app with this id, or undefined: what the merchants module asks when it adds an app to a merchant. */
+export function findApp(db: PaymentsDb, id: string): Promise<AppRow | undefined> {
+  return findAppById(db, id)
 }
 
 const CACHE_LIMIT = 10_000

@@ -21,27 +21,18 @@ import {
 import type { ProcessorCard } from '../../processors/card-processor.port.ts'
 import type { CardsTable, MerchantRow, PaymentsDb, TrailKind, TrailRow, TransactionRow } from '../../tables.ts'
 import { hasRate } from '../../money/fx.ts'
-import { type BalanceEffect, captureEffect, type LedgerRules, postLine, refundEffect } from '../ledger/ledger.ts'
-import type { MerchantsService } from '../merchants/merchants.service.ts'
+import type { BalanceEffect } from '../../money/balance-effect.ts'
+import { NO_EFFECT } from '../../money/balance-effect.ts'
+import { postLine } from '../ledger/index.ts'
+import type { MerchantsService } from '../merchants/index.ts'
+import { captureEffect, type LedgerRules, pendingOf, refundableOf, refundEffect } from './money-rules.ts'
 import * as repo from './transactions.repository.ts'
 import type { CaptureInput, CardDto, CreateTransactionInput, RefundInput, TrailEntry, TransactionDto, VoidInput } from './transactions.schemas.ts'
 
-// ---------------------------------------------------------------------------------------------
-// Amount rules (Paylike's, as its live-API client tests show):
-//   pendingAmount = amount − capturedAmount − voidedAmount   (what can still be captured or voided)
-//   refundable    = capturedAmount − refundedAmount − lost disputes
-// Refunds do not lower capturedAmount. Every check and every write of one operation happen in
-// one database transaction, with the transaction's row locked on PostgreSQL (SQLite serialises
-// writers), so two racing captures can never exceed the amount.
-// ---------------------------------------------------------------------------------------------
-
-export function pendingOf(row: TransactionRow): number {
-  return row.amount - row.captured_amount - row.voided_amount
-}
-
-export function refundableOf(row: TransactionRow): number {
-  return row.captured_amount - row.refunded_amount - row.lost_amount
-}
+// The amount rules and the balance effects of every movement are in money-rules.ts. Every check
+// and every write of one operation happen in one database transaction, with the transaction's
+// row locked on PostgreSQL (SQLite serialises writers), so two racing captures can never exceed
+// the amount.
 
 /** Built by assignment, not spreads: a capture answers the whole trail, entry by entry. */
 function toTrailEntry(row: TrailRow): TrailEntry {
@@ -239,7 +230,7 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
       if (input.amount > limit) throw fieldError('amount', `Can ${kind} at most ${formatMinor(limit, row.currency)}`)
       const created = ctx.clock.now().toISOString()
       const descriptor = kind === 'void' ? null : input.descriptor || row.descriptor
-      let effect: BalanceEffect = { converted: 0, feeFlat: 0, feeRate: 0, balance: 0 }
+      let effect: BalanceEffect = NO_EFFECT
       let lineId: string | null = null
       if (kind !== 'void') {
         if (!hasRate(ctx.fx, row.currency)) throw processingError(1)

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { AppError } from '../../../../core/errors/app-error.ts'
-import type { NormalizedError } from '../../../../core/errors/normalize.ts'
+import { AppError } from '../../../core/errors/app-error.ts'
+import type { NormalizedError } from '../../../core/errors/normalize.ts'
 
 /**
  * The status codes of Paylike's client-side APIs (the vault and `/payments`), with the
