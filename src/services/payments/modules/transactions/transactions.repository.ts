@@ -1,6 +1,8 @@
 import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
 import type { DialectName } from '../../../../core/db/create-db.ts'
 import { prepared } from '../../../../core/db/prepared.ts'
+import { createReadCache } from '../../../../core/db/read-cache.ts'
+import type { Clock } from '../../../../core/clock.ts'
 import type { ExpressionBuilder } from 'kysely'
 import type { CardsTable, PaymentsDb, PaymentsTables, TrailRow, TransactionRow } from '../../tables.ts'
 import type { MovementMerchant } from './money-rules.ts'
@@ -163,6 +165,33 @@ export async function findTransactionWithTrailForApp(
     })
   }
   return { row: transactionColumns(rows[0]), member: isMember(rows[0].member), trail }
+}
+
+/**
+ * GET /transactions/{id} behind the read cache: merchants poll a transaction until it settles,
+ * and between writes the answer cannot change (see core/db/read-cache.ts; PostgreSQL always
+ * reads). The cache keeps the caller's shape of the answer (`shape`, the service's DTO), so a
+ * hit costs no mapping; it is keyed by app as well, because the answer includes the
+ * membership check. Only answers to members are kept.
+ */
+export function createTransactionReader<V>(
+  database: { db: PaymentsDb; dialect: DialectName },
+  options: { clock: Clock; maxLagMs: number },
+  shape: (row: TransactionRow, trail: TrailRow[]) => V,
+) {
+  const reads = createReadCache<V>(database, options)
+  return async (id: string, appId: string): Promise<{ member: false } | { member: true; value: V } | undefined> => {
+    const key = `${appId}/${id}`
+    const version = reads.version()
+    const cached = version === undefined ? undefined : reads.get(key, version)
+    if (cached !== undefined) return { member: true, value: cached }
+    const found = await findTransactionWithTrailForApp(database.db, database.dialect, id, appId)
+    if (!found) return undefined
+    if (!found.member) return { member: false }
+    const value = shape(found.row, found.trail)
+    if (version !== undefined) reads.set(key, version, value)
+    return { member: true, value }
+  }
 }
 
 /** What a money movement needs of the merchant (pricing, currency) besides the transaction. */

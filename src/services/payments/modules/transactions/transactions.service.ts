@@ -1,7 +1,6 @@
 import type { Clock } from '../../../../core/clock.ts'
 import { isRetryableConflict } from '../../../../core/db/errors.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
-import { createReadCache } from '../../../../core/db/read-cache.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
@@ -187,9 +186,7 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
   const rules: LedgerRules = { fx: ctx.fx, markupPpm: ctx.config.fxMarkupPpm }
 
   const dialect = ctx.database.dialect
-  // Merchants poll a transaction until it settles; between writes the answer cannot change.
-  // Keyed by app as well: the answer includes the membership check. See read-cache.ts.
-  const reads = createReadCache<TransactionDto>(ctx.database, { clock: ctx.clock, maxLagMs: ctx.config.readCacheMaxLagMs })
+  const readTransaction = repo.createTransactionReader(ctx.database, { clock: ctx.clock, maxLagMs: ctx.config.readCacheMaxLagMs }, toTransaction)
 
   /** The transaction row, after the access check: unknown → 404, another merchant's → 403. */
   async function requireTransaction(appId: string, transactionId: string): Promise<TransactionRow> {
@@ -258,16 +255,10 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
     requireTransaction,
 
     async get(appId: string, transactionId: string): Promise<TransactionDto> {
-      const key = `${appId}/${transactionId}`
-      const version = reads.version()
-      const cached = version === undefined ? undefined : reads.get(key, version)
-      if (cached) return cached
-      const found = await repo.findTransactionWithTrailForApp(db, dialect, transactionId, appId)
+      const found = await readTransaction(transactionId, appId)
       if (!found) throw notFound('Transaction')
       if (!found.member) throw forbidden("This app is not a member of the transaction's merchant")
-      const transaction = toTransaction(found.row, found.trail)
-      if (version !== undefined) reads.set(key, version, transaction)
-      return transaction
+      return found.value
     },
 
     async listOfMerchant(appId: string, merchantId: string, page: PageRequest, filter: repo.TransactionFilter = {}): Promise<TransactionDto[]> {
