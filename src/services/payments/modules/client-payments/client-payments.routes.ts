@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { AppError } from '../../../../core/errors/app-error.ts'
 import type { PaymentsConfig } from '../../config.ts'
+import { clientErrors } from '../../http/client-errors.ts'
 import { CLIENT_ROUTE, clientErrorResponses, preflight } from '../../http/client-wire.ts'
 import { requestSite } from '../../http/request-site.ts'
 import { ChallengeParams, ChallengeResponse, PaymentBody, PaymentResponse } from './client-payments.schemas.ts'
@@ -47,7 +47,7 @@ export function clientPaymentsRoutes(payments: ClientPaymentsService, config: Pa
 
     // Anything else under /payments answers in the client API's shape, not the merchant API's.
     app.all('/payments/*', { schema: { hide: true }, config: { public: true } }, async () => {
-      throw new AppError('ENDPOINT_NOT_FOUND', 'The endpoint was not found. Check the domain, path, method and querystring of the request.', { status: 404 })
+      throw clientErrors.endpointNotFound()
     })
   }
 }
