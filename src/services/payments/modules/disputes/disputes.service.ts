@@ -1,10 +1,11 @@
 import type { PageRequest } from '../../../../core/http/pagination.ts'
 import { formatMinor } from '../../../../core/money.ts'
-import { conflict, fieldError, notFound } from '../../http/errors.ts'
+import { fieldError } from '../../http/errors.ts'
 import type { PaymentsContext } from '../../context.ts'
 import type { DisputesTable, FraudsTable, PaymentsDb } from '../../tables.ts'
 import type { MerchantsService } from '../merchants/index.ts'
 import type { DisputeMovements } from '../transactions/index.ts'
+import { disputeErrors } from './disputes.errors.ts'
 import * as repo from './disputes.repository.ts'
 import { DISPUTE_REASONS, type DisputeDto, type DisputeReasonCode, FRAUD_REASONS, type FraudDto } from './disputes.schemas.ts'
 
@@ -65,7 +66,7 @@ export function createDisputesService(deps: DisputesDeps) {
 
     async getDispute(appId: string, id: string): Promise<DisputeDto> {
       const row = await repo.findDispute(db, id)
-      if (!row) throw notFound('Dispute')
+      if (!row) throw disputeErrors.notFound()
       await merchants.requireMerchant(appId, row.merchant_id)
       return toDispute(row)
     },
@@ -77,7 +78,7 @@ export function createDisputesService(deps: DisputesDeps) {
 
     async getFraud(appId: string, id: string): Promise<FraudDto> {
       const row = await repo.findFraud(db, id)
-      if (!row) throw notFound('Fraud alert')
+      if (!row) throw disputeErrors.fraudNotFound()
       await merchants.requireMerchant(appId, row.merchant_id)
       return toFraud(row)
     },
@@ -92,7 +93,7 @@ export function createDisputesService(deps: DisputesDeps) {
       if (!(reason in DISPUTE_REASONS)) throw fieldError('reason', `must be one of ${Object.keys(DISPUTE_REASONS).join(', ')}`)
       return movements.inTransaction(async (trx) => {
         const locked = await movements.lock(trx, transactionId)
-        if (!locked) throw notFound('Transaction')
+        if (!locked) throw disputeErrors.transactionNotFound()
         const disputable = locked.disputable
         const amount = options.amount ?? disputable
         if (disputable <= 0) throw fieldError('amount', 'Nothing of this transaction is captured and undisputed')
@@ -124,12 +125,12 @@ export function createDisputesService(deps: DisputesDeps) {
     async decide(disputeId: string, outcome: 'won' | 'lost'): Promise<DisputeDto> {
       return movements.inTransaction(async (trx) => {
         const transactionId = await repo.findDisputedTransactionId(trx, disputeId)
-        if (transactionId === undefined) throw notFound('Dispute')
+        if (transactionId === undefined) throw disputeErrors.notFound()
         // Lock the transaction first (the order every money movement takes), then re-read the dispute.
         const locked = await movements.lock(trx, transactionId)
         const dispute = await repo.findDispute(trx, disputeId)
-        if (!locked || !dispute) throw notFound('Dispute')
-        if (dispute.outcome !== null) throw conflict(`The dispute was already decided (${dispute.outcome})`)
+        if (!locked || !dispute) throw disputeErrors.notFound()
+        if (dispute.outcome !== null) throw disputeErrors.alreadyDecided(dispute.outcome)
         const created = deps.clock.now().toISOString()
         await movements.decided(trx, locked, dispute, outcome, created)
         await repo.setDisputeOutcome(trx, disputeId, outcome, created)
@@ -141,7 +142,7 @@ export function createDisputesService(deps: DisputesDeps) {
     async reportFraud(transactionId: string, reason: number | undefined): Promise<FraudDto> {
       if (reason !== undefined && !(reason in FRAUD_REASONS)) throw fieldError('reason', 'must be 0 to 8')
       const row = await movements.find(transactionId)
-      if (!row) throw notFound('Transaction')
+      if (!row) throw disputeErrors.transactionNotFound()
       const now = deps.clock.now().toISOString()
       const fraud: FraudsTable = {
         id: deps.ids.timeOrdered(),

@@ -7,11 +7,8 @@ import type { IdGenerator } from '../../../../core/ids.ts'
 import { currencyExponent, formatMinor } from '../../../../core/money.ts'
 import type { PaymentsContext } from '../../context.ts'
 import {
-  conflict,
   fieldError,
   fieldErrors,
-  forbidden,
-  notFound,
   type ProcessingErrorBody,
   type ProcessingErrorCode,
   processingError,
@@ -25,6 +22,7 @@ import { NO_EFFECT } from '../../money/balance-effect.ts'
 import { postLine } from '../ledger/index.ts'
 import type { MerchantsService } from '../merchants/index.ts'
 import { captureEffect, type LedgerRules, pendingOf, refundableOf, refundEffect } from './money-rules.ts'
+import { transactionErrors } from './transactions.errors.ts'
 import * as repo from './transactions.repository.ts'
 import type { CaptureInput, CardDto, CreateTransactionInput, RefundInput, TrailEntry, TransactionDto, VoidInput } from './transactions.schemas.ts'
 
@@ -164,7 +162,7 @@ export async function inTransaction<T>(ctx: PaymentsContext, work: (trx: Payment
   try {
     return await withTransaction(ctx.database, work)
   } catch (error) {
-    if (isRetryableConflict(error)) throw conflict('The transaction was changed concurrently; try again')
+    if (isRetryableConflict(error)) throw transactionErrors.changedConcurrently()
     throw error
   }
 }
@@ -191,8 +189,8 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
   /** The transaction row, after the access check: unknown → 404, another merchant's → 403. */
   async function requireTransaction(appId: string, transactionId: string): Promise<TransactionRow> {
     const found = await repo.findTransactionForApp(db, dialect, transactionId, appId)
-    if (!found) throw notFound('Transaction')
-    if (!found.member) throw forbidden("This app is not a member of the transaction's merchant")
+    if (!found) throw transactionErrors.notFound()
+    if (!found.member) throw transactionErrors.notAMember()
     return found.row
   }
 
@@ -217,8 +215,8 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
   ): Promise<TransactionDto> {
     return inTransaction(ctx, async (trx) => {
       const found = await repo.findTransactionForMove(trx, dialect, transactionId, appId)
-      if (!found) throw notFound('Transaction')
-      if (!found.member) throw forbidden("This app is not a member of the transaction's merchant")
+      if (!found) throw transactionErrors.notFound()
+      if (!found.member) throw transactionErrors.notAMember()
       const { row, merchant } = found
       if (row.successful !== 1) throw fieldError('amount', 'The transaction was not successful; nothing can be captured, refunded or voided')
       if (input.currency !== undefined && input.currency !== row.currency)
@@ -256,8 +254,8 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
 
     async get(appId: string, transactionId: string): Promise<TransactionDto> {
       const found = await readTransaction(transactionId, appId)
-      if (!found) throw notFound('Transaction')
-      if (!found.member) throw forbidden("This app is not a member of the transaction's merchant")
+      if (!found) throw transactionErrors.notFound()
+      if (!found.member) throw transactionErrors.notAMember()
       return found.value
     },
 
@@ -355,7 +353,7 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
 
     async getCard(appId: string, cardId: string): Promise<CardDto> {
       const row = await repo.findCard(db, cardId)
-      if (!row) throw notFound('Card')
+      if (!row) throw transactionErrors.cardNotFound()
       await merchants.requireMerchant(appId, row.merchant_id)
       return toCard(row)
     },
