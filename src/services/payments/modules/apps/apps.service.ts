@@ -33,8 +33,8 @@ export function createAppsService(deps: { db: PaymentsDb; clock: Clock; ids: IdG
       return { id: row.id, ...(name === undefined ? {} : { name }), key }
     },
 
-    /** The app whose key this is, or undefined. */
-    async authenticate(key: string): Promise<AppRow | undefined> {
+    /** The app whose key this is, or undefined. Not `async`: the repository's promise is returned as is. */
+    authenticate(key: string): Promise<AppRow | undefined> {
       return appByKeyHash(hashKey(key))
     },
   }
