@@ -203,22 +203,28 @@ export interface MovementRow extends TransactionRow {
   m_dispute_fee: number
 }
 
-const transactionForMove = prepared<PaymentsTables, 'id' | 'appId', MovementRow>((db, p, dialect) => {
+/**
+ * The transaction and its merchant's pricing, one statement; on PostgreSQL only the
+ * transaction's row is locked (the merchant's balance moves by an in-place addition).
+ */
+function lockedWithPricing(db: PaymentsDb, id: string, dialect: DialectName) {
   const query = db
     .selectFrom('payments_transactions')
     .innerJoin('payments_merchants', 'payments_merchants.id', 'payments_transactions.merchant_id')
     .selectAll('payments_transactions')
-    .select((eb) => [
-      appIsMember(eb, p.appId),
+    .select([
       'payments_merchants.currency as m_currency',
       'payments_merchants.fee_rate_ppm as m_fee_rate_ppm',
       'payments_merchants.fee_flat as m_fee_flat',
       'payments_merchants.dispute_fee as m_dispute_fee',
     ])
-    .where('payments_transactions.id', '=', p.id)
-  // Only the transaction's row is locked: the merchant's balance moves by an in-place addition.
+    .where('payments_transactions.id', '=', id)
   return dialect === 'postgres' ? query.forUpdate('payments_transactions') : query
-})
+}
+
+const transactionForMove = prepared<PaymentsTables, 'id' | 'appId', MovementRow>((db, p, dialect) =>
+  lockedWithPricing(db, p.id, dialect).select((eb) => appIsMember(eb, p.appId)),
+)
 
 function movementMerchant(found: MovementRow): MovementMerchant {
   return {
@@ -246,20 +252,7 @@ export async function findTransactionForMove(
   return { row: transactionColumns(found), member: isMember(found.member), merchant: movementMerchant(found) }
 }
 
-const transactionWithPricing = prepared<PaymentsTables, 'id', Omit<MovementRow, 'member'>>((db, p, dialect) => {
-  const query = db
-    .selectFrom('payments_transactions')
-    .innerJoin('payments_merchants', 'payments_merchants.id', 'payments_transactions.merchant_id')
-    .selectAll('payments_transactions')
-    .select([
-      'payments_merchants.currency as m_currency',
-      'payments_merchants.fee_rate_ppm as m_fee_rate_ppm',
-      'payments_merchants.fee_flat as m_fee_flat',
-      'payments_merchants.dispute_fee as m_dispute_fee',
-    ])
-    .where('payments_transactions.id', '=', p.id)
-  return dialect === 'postgres' ? query.forUpdate('payments_transactions') : query
-})
+const transactionWithPricing = prepared<PaymentsTables, 'id', Omit<MovementRow, 'member'>>((db, p, dialect) => lockedWithPricing(db, p.id, dialect))
 
 /**
  * The same read for a movement the card network starts (a dispute): no app asks, so no
