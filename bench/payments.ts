@@ -21,7 +21,7 @@ import { createDb, type DialectName } from '../src/core/db/create-db.ts'
 import { migrateToLatest } from '../src/core/db/migrator.ts'
 import { createIdGenerator } from '../src/core/ids.ts'
 import { migrations } from '../src/services/payments/migrations/index.ts'
-import { cardExpiry, recordTransaction } from '../src/services/payments/modules/transactions/transactions.service.ts'
+import { cardExpiry, recordTransaction } from '../src/services/payments/modules/transactions/index.ts'
 import type { PaymentsTables } from '../src/services/payments/tables.ts'
 import { compare, measure, printComparison, startBaseline, startTriad, toMeasurement, basicAuth } from './lib.ts'
 

@@ -1,99 +1,25 @@
-import type { FastifyBaseLogger } from 'fastify'
-import type { Kysely } from 'kysely'
 import { installErrorHandling } from '../../core/errors/error-handler.ts'
 import { createRateLimiter, rateLimitHook } from '../../core/http/rate-limit.ts'
 import { coreError } from '../../core/errors/codes.ts'
-import type { ServiceBase, ServiceDefinition } from '../../core/service.ts'
+import type { ServiceDefinition } from '../../core/service.ts'
 import { paymentsCommands } from './cli.ts'
+import { createDisputes, createPaymentsContext, createVault, type PaymentsExtra } from './compose.ts'
 import type { PaymentsConfig } from './config.ts'
-import type { PaymentsContext } from './context.ts'
 import { authHook, keyFromAuthorization } from './http/auth.ts'
 import { formatPaymentsError } from './http/errors.ts'
 import { installIdempotency } from './http/idempotency.ts'
 import { installWireFormat } from './http/wire.ts'
-import type { Mailer } from './mail/mailer.port.ts'
-import { createOutboxMailer } from './mail/outbox.mailer.ts'
-import { createSmtpMailer } from './mail/smtp.mailer.ts'
-import { appsRoutes } from './modules/apps/apps.routes.ts'
-import { createAppsService, hashKey } from './modules/apps/apps.service.ts'
-import { clientApiPlugin } from './modules/client-payments/client-api.plugin.ts'
-import { hostedPageRoutes } from './modules/hosted-page/hosted-page.routes.ts'
-import { vaultKeyring } from './modules/vault/vault.keys.ts'
-import { createVaultService, type VaultService } from './modules/vault/vault.service.ts'
-import type { VaultDb } from './modules/vault/vault.table.ts'
-import { disputesRoutes } from './modules/disputes/disputes.routes.ts'
-import { createDisputesService } from './modules/disputes/disputes.service.ts'
-import { loadFxTable } from './modules/ledger/fx.ts'
-import { linesRoutes } from './modules/ledger/lines.routes.ts'
-import { createLinesService } from './modules/ledger/lines.service.ts'
-import { FUNDING_CURRENCIES, PAYMENTS_FORMATS } from './modules/merchants/merchants.schemas.ts'
-import { merchantsRoutes } from './modules/merchants/merchants.routes.ts'
-import { createMerchantsService } from './modules/merchants/merchants.service.ts'
-import { transactionsRoutes } from './modules/transactions/transactions.routes.ts'
-import { createTransactionsService } from './modules/transactions/transactions.service.ts'
+import { appsRoutes, createAppsService, hashKey } from './modules/apps/index.ts'
+import { clientApiPlugin } from './modules/client-payments/index.ts'
+import { disputesRoutes } from './modules/disputes/index.ts'
+import { hostedPageRoutes } from './modules/hosted-page/index.ts'
+import { createLinesService, linesRoutes } from './modules/ledger/index.ts'
+import { createMerchantsService, merchantsRoutes, PAYMENTS_FORMATS } from './modules/merchants/index.ts'
+import { createTransactionsService, transactionsRoutes } from './modules/transactions/index.ts'
 import { migrations } from './migrations/index.ts'
-import type { CardProcessor } from './processors/card-processor.port.ts'
-import { createSandboxProcessor } from './processors/sandbox.processor.ts'
-import type { PaymentsTables } from './tables.ts'
 
-/** The replaceable providers of the payments service (tests set fakes). */
-export interface PaymentsExtra {
-  mailer: Mailer
-  processor: CardProcessor
-}
-
-type PaymentsDeps = ServiceBase & { config: PaymentsConfig } & Partial<PaymentsExtra>
-
-/** Builds the shared context: rate table, mailer and acquirer, on the service's database. */
-export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger): PaymentsContext & { close(): void } {
-  const db = deps.database.db as Kysely<PaymentsTables>
-  const fx = loadFxTable(deps.config.fxRatesPath)
-  const missing = FUNDING_CURRENCIES.filter((code) => !fx.rates.has(code))
-  if (missing.length > 0) throw new Error(`PAYMENTS_FX_RATES: the rate table lacks funding currencies ${missing.join(', ')}`)
-  let close = () => {}
-  const outbox = createOutboxMailer({ db, ids: deps.ids, clock: deps.clock, log })
-  let mailer = deps.mailer
-  if (!mailer && deps.config.smtpUrl) {
-    const smtp = createSmtpMailer(deps.config.smtpUrl, deps.config.smtpFrom)
-    close = smtp.close
-    // An e-mail SMTP refused is kept in the outbox, so an operator can still send it.
-    mailer = {
-      async send(message) {
-        try {
-          await smtp.send(message)
-        } catch (error) {
-          log.error({ err: error, to: message.to }, 'SMTP delivery failed; e-mail kept in the outbox')
-          await outbox.send(message)
-        }
-      },
-    }
-  }
-  mailer ??= outbox
-  const processor = deps.processor ?? createSandboxProcessor({ db, dialect: deps.database.dialect, clock: deps.clock, fx })
-  return {
-    database: { db, dialect: deps.database.dialect },
-    db,
-    clock: deps.clock,
-    ids: deps.ids,
-    config: deps.config,
-    fx,
-    mailer,
-    processor,
-    log,
-    close,
-  }
-}
-
-/** The card vault over the context's database, with the vault keys of `deps.secrets`. */
-export function createVault(ctx: PaymentsContext, deps: Pick<PaymentsDeps, 'secrets' | 'config'>): VaultService {
-  return createVaultService({
-    database: { db: ctx.db as unknown as VaultDb, dialect: ctx.database.dialect },
-    clock: ctx.clock,
-    ids: ctx.ids,
-    keyring: vaultKeyring(deps.secrets, deps.config.vaultKey),
-    tokenTtlMs: deps.config.vaultTokenTtlMs,
-  })
-}
+/** Re-exported: the tests name the payments extras by this module. */
+export type { PaymentsExtra }
 
 export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> = {
   name: 'payments',
@@ -115,7 +41,7 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
     const merchants = createMerchantsService(ctx)
     const transactions = createTransactionsService(ctx, merchants, vault)
     const lines = createLinesService(ctx, merchants)
-    const disputes = createDisputesService(ctx, merchants)
+    const disputes = createDisputes(ctx, merchants)
 
     const rule = deps.config.rateLimit
     if (rule) {

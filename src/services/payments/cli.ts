@@ -2,10 +2,10 @@ import pino from 'pino'
 import { type Command, CommandError, type CommandGroup, type ParsedArgs, UsageError } from '../../core/cli/command.ts'
 import { isAppError } from '../../core/errors/app-error.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
-import { createPaymentsContext } from './app.ts'
+import { createDisputes, createPaymentsContext } from './compose.ts'
 import type { PaymentsConfig } from './config.ts'
-import { createDisputesService } from './modules/disputes/disputes.service.ts'
-import { createMerchantsService } from './modules/merchants/merchants.service.ts'
+import type { DisputesService } from './modules/disputes/index.ts'
+import { createMerchantsService } from './modules/merchants/index.ts'
 import { vaultCommands } from './vault.cli.ts'
 
 function integerOption(args: ParsedArgs, name: string): number | undefined {
@@ -16,11 +16,11 @@ function integerOption(args: ParsedArgs, name: string): number | undefined {
 }
 
 /** Runs `work` with the disputes service; a refused operation (AppError) is a CommandError. */
-function withDisputes<T>(env: ServiceCliEnvironment<PaymentsConfig>, work: (disputes: ReturnType<typeof createDisputesService>) => Promise<T>): Promise<T> {
+function withDisputes<T>(env: ServiceCliEnvironment<PaymentsConfig>, work: (disputes: DisputesService) => Promise<T>): Promise<T> {
   return env.withService(async (deps) => {
     const ctx = createPaymentsContext(deps, pino({ level: 'silent' }))
     try {
-      return await work(createDisputesService(ctx, createMerchantsService(ctx)))
+      return await work(createDisputes(ctx, createMerchantsService(ctx)))
     } catch (error) {
       if (isAppError(error)) {
         const details = Array.isArray(error.details)

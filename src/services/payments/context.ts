@@ -5,7 +5,7 @@ import type { DialectName } from '../../core/db/create-db.ts'
 import type { IdGenerator } from '../../core/ids.ts'
 import type { PaymentsConfig } from './config.ts'
 import type { Mailer } from './mail/mailer.port.ts'
-import type { FxTable } from './modules/ledger/fx.ts'
+import type { FxTable } from './money/fx.ts'
 import type { CardProcessor } from './processors/card-processor.port.ts'
 import type { PaymentsTables } from './tables.ts'
 

@@ -1,11 +1,9 @@
 import pino from 'pino'
 import { type CliOutput, type Command, CommandError, type CommandGroup, type ParsedArgs, UsageError } from '../../core/cli/command.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
-import { createPaymentsContext, createVault } from './app.ts'
+import { createPaymentsContext, createVault } from './compose.ts'
 import type { PaymentsConfig } from './config.ts'
-import { keyUsage, resealAll, retireRefusal } from './modules/vault/vault.rotation.ts'
-import type { VaultService } from './modules/vault/vault.service.ts'
-import type { VaultDb } from './modules/vault/vault.table.ts'
+import { keyUsage, resealAll, retireRefusal, type VaultDb, type VaultService } from './modules/vault/index.ts'
 
 const jsonOption = { json: { type: 'boolean' } } as const
 /** A little longer than a server's check of the secrets file (keyring.ts). */

@@ -152,3 +152,45 @@ test('fraud alerts reported by the CLI are listed and fetched; other apps are re
   assert.equal((await fixture.app.inject({ url: `/frauds?filter[merchantId]=${fixture.merchant.id}&limit=5`, headers })).statusCode, 403)
   assert.equal((await fixture.app.inject({ url: '/frauds?filter[merchantId]=nope&limit=5', headers })).statusCode, 404)
 })
+
+test('a lost dispute in a foreign currency debits what a refund of the same amount would, plus the fee; a second dispute covers only the rest', async (t) => {
+  const fixture = await merchantFixture(t)
+  const refunded = await authorize(fixture, fixture.merchant.id, { amount: 1000, currency: 'USD' })
+  const disputed = await authorize(fixture, fixture.merchant.id, { amount: 1000, currency: 'USD' })
+  await fixture.call('POST', `/transactions/${refunded}/captures`, { amount: 1000 })
+  await fixture.call('POST', `/transactions/${disputed}/captures`, { amount: 1000 })
+  const refund = (await fixture.call('POST', `/transactions/${refunded}/refunds`, { amount: 333 })).json().transaction.trail.at(-1)
+
+  const first = await cli(fixture, 'dispute', 'open', disputed, '--amount', '333', '--json')
+  assert.equal(first.code, 0, first.err)
+  const rest = await cli(fixture, 'dispute', 'open', disputed, '--json')
+  assert.equal(rest.code, 0, rest.err)
+  assert.equal(JSON.parse(rest.out).amount, 667, 'the second dispute defaults to what the first left')
+  const none = await cli(fixture, 'dispute', 'open', disputed)
+  assert.equal(none.code, 1)
+  assert.match(none.err, /Nothing of this transaction is captured and undisputed/)
+
+  const lost = await cli(fixture, 'dispute', 'decide', JSON.parse(first.out).id, '--lost')
+  assert.equal(lost.code, 0, lost.err)
+  const transaction = (await fixture.call('GET', `/transactions/${disputed}`)).json().transaction
+  assert.equal(transaction.disputedAmount, 1000)
+  const entry = transaction.trail.at(-1)
+  assert.deepEqual(entry.dispute, { id: JSON.parse(first.out).id, lost: true })
+  assert.equal(entry.amount, 333)
+  assert.equal(entry.balance, refund.balance - 1500)
+  assert.deepEqual(entry.fee, { flat: 1500, rate: 0 })
+  const line = (await fixture.call('GET', `/lines/${entry.lineId}`)).json().line
+  assert.deepEqual(
+    { balance: line.balance, fee: line.fee, amount: line.amount, transactionId: line.transactionId, dispute: line.dispute },
+    { balance: refund.balance - 1500, fee: 1500, amount: { currency: 'USD', amount: 333 }, transactionId: disputed, dispute: true },
+  )
+  assert.equal(line.description, `Dispute ${JSON.parse(first.out).id} lost`)
+
+  const unknown = await cli(fixture, 'dispute', 'open', 'nope')
+  assert.match(unknown.err, /Transaction not found/)
+  const unknownFraud = await cli(fixture, 'fraud', 'report', 'nope')
+  assert.equal(unknownFraud.code, 1)
+  assert.match(unknownFraud.err, /Transaction not found/)
+  const unknownDispute = await cli(fixture, 'dispute', 'decide', 'nope', '--lost')
+  assert.match(unknownDispute.err, /Dispute not found/)
+})

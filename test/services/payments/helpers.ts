@@ -3,7 +3,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { Kysely } from 'kysely'
 import { createIdGenerator } from '../../../src/core/ids.ts'
 import type { PaymentsExtra } from '../../../src/services/payments/app.ts'
-import { cardExpiry, recordTransaction } from '../../../src/services/payments/modules/transactions/transactions.service.ts'
+import { cardExpiry, recordTransaction } from '../../../src/services/payments/modules/transactions/index.ts'
 import type { PaymentsTables } from '../../../src/services/payments/tables.ts'
 import { buildTestApp, type Cleanup, type TestApp } from '../../helpers/build-app.ts'
 

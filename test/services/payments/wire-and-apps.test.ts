@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { timeOrderedIdAt } from '../../../src/core/ids.ts'
-import { hashKey } from '../../../src/services/payments/modules/apps/apps.service.ts'
+import { hashKey } from '../../../src/services/payments/modules/apps/index.ts'
 import { basic, createApp, createMerchant, merchantFixture, paymentsApp, parseList } from './helpers.ts'
 
 test('POST /apps needs no credentials, ignores a junk Basic header, and shows the key once', async (t) => {

@@ -1,9 +1,19 @@
 import type { FastifyRequest } from 'fastify'
 import { coreError } from '../../../core/errors/codes.ts'
-import type { AppRow } from '../modules/apps/apps.repository.ts'
-import type { AppsService } from '../modules/apps/apps.service.ts'
 
-const authenticated = new WeakMap<FastifyRequest, AppRow>()
+/** The calling app, as the routes see it (the apps module's AppRow satisfies it). */
+export interface CallingApp {
+  id: string
+  name: string | null
+  created: string
+}
+
+/** What the hook needs of the apps module: a key's app. Declared here, so http/ imports no module. */
+export interface KeyAuthenticator {
+  authenticate(key: string): Promise<CallingApp | undefined>
+}
+
+const authenticated = new WeakMap<FastifyRequest, CallingApp>()
 
 /**
  * HTTP Basic with an empty user name and the API key as the password (Paylike's scheme). A
@@ -24,7 +34,7 @@ export function keyFromAuthorization(header: string | undefined): string | undef
 }
 
 /** An `onRequest` hook: every route that is not marked public needs a known key (else 401). */
-export function authHook(apps: AppsService) {
+export function authHook(apps: KeyAuthenticator) {
   return async (request: FastifyRequest) => {
     if ((request.routeOptions.config as { public?: boolean } | undefined)?.public) return
     const key = keyFromAuthorization(request.headers.authorization)
@@ -39,7 +49,7 @@ export function authHook(apps: AppsService) {
 }
 
 /** The app that made this (authenticated) request. */
-export function currentApp(request: FastifyRequest): AppRow {
+export function currentApp(request: FastifyRequest): CallingApp {
   const app = authenticated.get(request)
   if (!app) throw coreError('unauthorized', 'Not authenticated')
   return app

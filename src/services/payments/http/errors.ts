@@ -8,6 +8,18 @@ import type { NormalizedError } from '../../../core/errors/normalize.ts'
  * every bad field; a processing error (a declined card) is one object from
  * paylike/processing-errors; anything else (401, 403, 404, 409, 429) is `{code, message}`.
  */
+/** The payments service's own codes, each with its one HTTP status (core's codes are in core/errors/codes.ts). */
+export const PAYMENTS_ERROR_STATUS = {
+  validation_failed: 400,
+  processing_error: 400,
+} as const
+
+export type PaymentsErrorCode = keyof typeof PAYMENTS_ERROR_STATUS
+
+function paymentsError(code: PaymentsErrorCode, message: string, details: unknown): AppError {
+  return new AppError(code, message, { status: PAYMENTS_ERROR_STATUS[code], details })
+}
+
 export interface FieldProblem {
   field: string
   message: string
@@ -15,10 +27,11 @@ export interface FieldProblem {
 
 /** A 400 whose body is the array of field problems, for rules a JSON schema cannot state. */
 export function fieldErrors(problems: FieldProblem[]): AppError {
-  return new AppError('validation_failed', problems.map((problem) => `${problem.field} ${problem.message}`).join('; '), {
-    status: 400,
-    details: problems,
-  })
+  return paymentsError(
+    'validation_failed',
+    problems.map((problem) => `${problem.field} ${problem.message}`).join('; '),
+    problems,
+  )
 }
 
 export function fieldError(field: string, message: string): AppError {
@@ -83,7 +96,7 @@ export function processingErrorBody(code: ProcessingErrorCode): ProcessingErrorB
 
 /** A 400 whose body is one processing error object. */
 export function processingError(code: ProcessingErrorCode, body: ProcessingErrorBody = processingErrorBody(code)): AppError {
-  return new AppError('processing_error', body.text, { status: 400, details: body })
+  return paymentsError('processing_error', body.text, body)
 }
 
 // Ajv's wording is precise but generic; where Paylike has its own words, use them.

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../../../core/clock.ts'
 import type { IdGenerator } from '../../../core/ids.ts'
-import { insertOutboxMail } from '../modules/merchants/merchants.repository.ts'
+import { insertOutboxMail } from './outbox.repository.ts'
 import type { PaymentsDb } from '../tables.ts'
 import type { Mailer } from './mailer.port.ts'
 

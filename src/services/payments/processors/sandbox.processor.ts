@@ -1,12 +1,10 @@
 import type { Clock } from '../../../core/clock.ts'
 import type { DialectName } from '../../../core/db/create-db.ts'
-import { prepared } from '../../../core/db/prepared.ts'
-import type { FxTable } from '../modules/ledger/fx.ts'
-import { convert, hasRate } from '../modules/ledger/fx.ts'
-import type { PaymentsDb, PaymentsTables, SandboxCardsTable } from '../tables.ts'
+import type { FxTable } from '../money/fx.ts'
+import { convert, hasRate } from '../money/fx.ts'
+import type { PaymentsDb, SandboxCardsTable } from '../tables.ts'
 import type { AuthorizeRequest, AuthorizeResult, CardProcessor } from './card-processor.port.ts'
-
-const cardState = prepared<PaymentsTables, 'ref', SandboxCardsTable>((db, p) => db.selectFrom('payments_sandbox_cards').selectAll().where('card_ref', '=', p.ref))
+import { drawFromBalance, findCardState, upsertCardState } from './sandbox.repository.ts'
 
 /** What a sandbox card's status means for a charge (codes of paylike/processing-errors). */
 const DECLINE_BY_STATUS = { invalid: 10, expired: 6, disabled: 9, lost: 10 } as const
@@ -33,7 +31,7 @@ export function createSandboxProcessor(deps: { db: PaymentsDb; dialect: DialectN
       const ref = request.card.ref
       // The read, the checks and the draw on the balance are one conditional update, so two
       // charges at once cannot both spend the same balance.
-      const [state] = (await cardState(deps.db, deps.dialect, { ref })).rows
+      const state = await findCardState(deps.db, deps.dialect, ref)
       if (!state) return { approved: true }
       if (state.status !== 'valid') return { approved: false, code: DECLINE_BY_STATUS[state.status] }
       if (state.limit_currency !== null && state.limit_amount !== null) {
@@ -43,13 +41,7 @@ export function createSandboxProcessor(deps: { db: PaymentsDb; dialect: DialectN
       if (state.balance_currency !== null && state.balance !== null) {
         const amount = inCurrency(request.amount, request.currency, state.balance_currency)
         if (amount === undefined) return { approved: false, code: 7 }
-        const result = await deps.db
-          .updateTable('payments_sandbox_cards')
-          .set((eb) => ({ balance: eb('balance', '-', amount), updated: now.toISOString() }))
-          .where('card_ref', '=', ref)
-          .where('balance', '>=', amount)
-          .executeTakeFirst()
-        if (Number(result.numUpdatedRows) === 0) return { approved: false, code: 7 }
+        if (!(await drawFromBalance(deps.db, ref, amount, now.toISOString()))) return { approved: false, code: 7 }
       }
       return { approved: true }
     },
@@ -64,11 +56,7 @@ export function createSandboxProcessor(deps: { db: PaymentsDb; dialect: DialectN
         limit_amount: state.limit_amount ?? null,
         updated: deps.clock.now().toISOString(),
       }
-      await deps.db
-        .insertInto('payments_sandbox_cards')
-        .values(row)
-        .onConflict((oc) => oc.column('card_ref').doUpdateSet({ ...row }))
-        .execute()
+      await upsertCardState(deps.db, row)
     },
   }
 }

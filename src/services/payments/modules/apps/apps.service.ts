@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Clock } from '../../../../core/clock.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
 import type { PaymentsDb } from '../../tables.ts'
-import { type AppRow, findAppByKeyHash, insertApp } from './apps.repository.ts'
+import { type AppRow, createAppByKeyHash, findAppById, insertApp } from './apps.repository.ts'
 import type { Identity } from './apps.schemas.ts'
 
 /**
@@ -17,12 +17,13 @@ export function toIdentity(row: AppRow): Identity {
   return { id: row.id, ...(row.name === null ? {} : { name: row.name }), created: row.created }
 }
 
-const CACHE_LIMIT = 10_000
+/** The app with this id, or undefined: what the merchants module asks when it adds an app to a merchant. */
+export function findApp(db: PaymentsDb, id: string): Promise<AppRow | undefined> {
+  return findAppById(db, id)
+}
 
 export function createAppsService(deps: { db: PaymentsDb; clock: Clock; ids: IdGenerator }) {
-  // A key never changes its app and apps are never deleted, so a found key can be remembered
-  // for the life of the process (bounded); unknown keys are not cached.
-  const byKeyHash = new Map<string, AppRow>()
+  const appByKeyHash = createAppByKeyHash(deps.db)
 
   return {
     async create(name: string | undefined) {
@@ -32,17 +33,9 @@ export function createAppsService(deps: { db: PaymentsDb; clock: Clock; ids: IdG
       return { id: row.id, ...(name === undefined ? {} : { name }), key }
     },
 
-    /** The app whose key this is, or undefined. */
-    async authenticate(key: string): Promise<AppRow | undefined> {
-      const keyHash = hashKey(key)
-      const cached = byKeyHash.get(keyHash)
-      if (cached) return cached
-      const row = await findAppByKeyHash(deps.db, keyHash)
-      if (row) {
-        if (byKeyHash.size >= CACHE_LIMIT) byKeyHash.clear()
-        byKeyHash.set(keyHash, row)
-      }
-      return row
+    /** The app whose key this is, or undefined. Not `async`: the repository's promise is returned as is. */
+    authenticate(key: string): Promise<AppRow | undefined> {
+      return appByKeyHash(hashKey(key))
     },
   }
 }

@@ -1,22 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import { AppError } from '../../../../core/errors/app-error.ts'
+import type { FastifyPluginAsync } from 'fastify'
 import type { PaymentsConfig } from '../../config.ts'
-import { CLIENT_ROUTE, clientErrorResponses, preflight } from './client.http.ts'
+import { clientErrors } from '../../http/client-errors.ts'
+import { CLIENT_ROUTE, clientErrorResponses, preflight } from '../../http/client-wire.ts'
+import { requestSite } from '../../http/request-site.ts'
 import { ChallengeParams, ChallengeResponse, PaymentBody, PaymentResponse } from './client-payments.schemas.ts'
-import type { ClientPaymentsService, RequestSite } from './client-payments.service.ts'
+import type { ClientPaymentsService } from './client-payments.service.ts'
 
 const TAGS = ['payments']
-
-/** The public base URL for frame actions, and the payment page's origin for postMessage. */
-export function requestSite(request: FastifyRequest, config: Pick<PaymentsConfig, 'publicUrl'>): RequestSite {
-  const origin = request.headers.origin
-  return {
-    baseUrl: config.publicUrl ?? `${request.protocol}://${request.host}`,
-    origin: typeof origin === 'string' && /^https?:\/\/[^/\s]+$/.test(origin) ? origin : undefined,
-    language: request.headers['accept-language'],
-  }
-}
 
 /** `POST /payments` and the challenge paths it hands out. */
 export function clientPaymentsRoutes(payments: ClientPaymentsService, config: PaymentsConfig): FastifyPluginAsync {
@@ -56,7 +47,7 @@ export function clientPaymentsRoutes(payments: ClientPaymentsService, config: Pa
 
     // Anything else under /payments answers in the client API's shape, not the merchant API's.
     app.all('/payments/*', { schema: { hide: true }, config: { public: true } }, async () => {
-      throw new AppError('ENDPOINT_NOT_FOUND', 'The endpoint was not found. Check the domain, path, method and querystring of the request.', { status: 404 })
+      throw clientErrors.endpointNotFound()
     })
   }
 }

@@ -4,25 +4,14 @@ import type { PaymentsContext } from '../../context.ts'
 import type { ProcessingErrorCode } from '../../http/errors.ts'
 import type { CardProcessor } from '../../processors/card-processor.port.ts'
 import type { SandboxCardsTable } from '../../tables.ts'
-import { hasRate } from '../ledger/fx.ts'
-import { type HintKind, signFrameData, signHint, verifyHints } from '../tds/tds.signing.ts'
-import { cardExpiry, recordTransaction } from '../transactions/transactions.service.ts'
-import { luhnValid, schemeOf, type SchemeName, TEST_CARD_NUMBERS } from '../vault/cards.ts'
-import type { Sealer } from '../vault/vault.crypto.ts'
-import type { VaultService } from '../vault/vault.service.ts'
-import { clientErrors } from './client.errors.ts'
-import { type ClientMerchant, findMerchantByKey } from './client-payments.repository.ts'
+import { hasRate } from '../../money/fx.ts'
+import { type ClientMerchant, createMerchantDirectory } from '../merchants/index.ts'
+import { type HintKind, signFrameData, signHint, verifyHints } from '../tds/index.ts'
+import { cardExpiry, recordTransaction } from '../transactions/index.ts'
+import { luhnValid, schemeOf, type SchemeName, type Sealer, TEST_CARD_NUMBERS, type VaultService } from '../vault/index.ts'
+import { clientErrors } from '../../http/client-errors.ts'
+import type { RequestSite } from '../../http/request-site.ts'
 import type { ChallengeResponse, MoneyInput, PaymentBody, PaymentResponse, TestScenario } from './client-payments.schemas.ts'
-
-/** Where the request came from, for the frames' URLs and their postMessage target. */
-export interface RequestSite {
-  /** The public base URL of this service (PAYMENTS_PUBLIC_URL, or the request's own). */
-  baseUrl: string
-  /** The Origin header of the page running the payment, when it sent a sane one. */
-  origin: string | undefined
-  /** The Accept-Language header of the request, which the challenge frame speaks. */
-  language: string | undefined
-}
 
 type SandboxState = Partial<Omit<SandboxCardsTable, 'card_ref' | 'updated'>>
 type SandboxProcessor = CardProcessor & { setCardState(ref: string, state: SandboxState): Promise<void> }
@@ -58,8 +47,9 @@ interface CheckedPayment {
  * the acquirer (outside any database transaction) and the transaction record.
  */
 export function createClientPaymentsService(ctx: PaymentsContext, vault: VaultService) {
+  const merchants = createMerchantDirectory(ctx.database)
   async function check(body: PaymentBody, sealer: Sealer): Promise<CheckedPayment> {
-    const merchant = await findMerchantByKey(ctx.db, ctx.database.dialect, body.integration.key)
+    const merchant = await merchants.byKey(body.integration.key)
     if (!merchant) throw clientErrors.integrationKeyUnknown()
     if (merchant.test === 1 && body.test === undefined)
       throw clientErrors.testModeMixed('the merchant is in test mode, so the payment needs a `test` object (it may be {})')

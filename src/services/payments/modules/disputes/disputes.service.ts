@@ -1,13 +1,12 @@
-import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
+import type { PageRequest } from '../../../../core/http/pagination.ts'
 import { formatMinor } from '../../../../core/money.ts'
+import { fieldError } from '../../http/errors.ts'
 import type { PaymentsContext } from '../../context.ts'
-import { conflict, fieldError, notFound } from '../../http/errors.ts'
-import type { DisputesTable, FraudsTable } from '../../tables.ts'
-import { disputeLossEffect, postLine } from '../ledger/ledger.ts'
-import { findMerchant } from '../merchants/merchants.repository.ts'
-import type { MerchantsService } from '../merchants/merchants.service.ts'
-import { findTransaction, findTransactionForUpdate, insertTrail, writeCounters } from '../transactions/transactions.repository.ts'
-import { inTransaction, trailRow } from '../transactions/transactions.service.ts'
+import type { DisputesTable, FraudsTable, PaymentsDb } from '../../tables.ts'
+import type { MerchantsService } from '../merchants/index.ts'
+import type { DisputeMovements } from '../transactions/index.ts'
+import { disputeErrors } from './disputes.errors.ts'
+import * as repo from './disputes.repository.ts'
 import { DISPUTE_REASONS, type DisputeDto, type DisputeReasonCode, FRAUD_REASONS, type FraudDto } from './disputes.schemas.ts'
 
 /** How long a merchant has to answer a dispute. */
@@ -42,8 +41,17 @@ export interface ListFilter {
   transactionId?: string
 }
 
-export function createDisputesService(ctx: PaymentsContext, merchants: MerchantsService) {
-  const db = ctx.db
+export interface DisputesDeps {
+  db: PaymentsDb
+  clock: PaymentsContext['clock']
+  ids: PaymentsContext['ids']
+  merchants: MerchantsService
+  /** The transactions module's port: every movement of money a dispute makes. */
+  movements: DisputeMovements
+}
+
+export function createDisputesService(deps: DisputesDeps) {
+  const { db, merchants, movements } = deps
   const requireFilter = async (appId: string, filter: ListFilter): Promise<string> => {
     if (!filter.merchantId) throw fieldError('filter[merchantId]', 'is required')
     await merchants.requireMerchant(appId, filter.merchantId)
@@ -53,28 +61,24 @@ export function createDisputesService(ctx: PaymentsContext, merchants: Merchants
   return {
     async listDisputes(appId: string, filter: ListFilter, page: PageRequest): Promise<DisputeDto[]> {
       const merchantId = await requireFilter(appId, filter)
-      let query = db.selectFrom('payments_disputes').selectAll().where('merchant_id', '=', merchantId)
-      if (filter.transactionId) query = query.where('transaction_id', '=', filter.transactionId)
-      return (await applyPage(query, 'id', page).execute()).map(toDispute)
+      return (await repo.listDisputes(db, { merchantId, transactionId: filter.transactionId }, page)).map(toDispute)
     },
 
     async getDispute(appId: string, id: string): Promise<DisputeDto> {
-      const row = await db.selectFrom('payments_disputes').selectAll().where('id', '=', id).executeTakeFirst()
-      if (!row) throw notFound('Dispute')
+      const row = await repo.findDispute(db, id)
+      if (!row) throw disputeErrors.notFound()
       await merchants.requireMerchant(appId, row.merchant_id)
       return toDispute(row)
     },
 
     async listFrauds(appId: string, filter: ListFilter, page: PageRequest): Promise<FraudDto[]> {
       const merchantId = await requireFilter(appId, filter)
-      let query = db.selectFrom('payments_frauds').selectAll().where('merchant_id', '=', merchantId)
-      if (filter.transactionId) query = query.where('transaction_id', '=', filter.transactionId)
-      return (await applyPage(query, 'id', page).execute()).map(toFraud)
+      return (await repo.listFrauds(db, { merchantId, transactionId: filter.transactionId }, page)).map(toFraud)
     },
 
     async getFraud(appId: string, id: string): Promise<FraudDto> {
-      const row = await db.selectFrom('payments_frauds').selectAll().where('id', '=', id).executeTakeFirst()
-      if (!row) throw notFound('Fraud alert')
+      const row = await repo.findFraud(db, id)
+      if (!row) throw disputeErrors.fraudNotFound()
       await merchants.requireMerchant(appId, row.merchant_id)
       return toFraud(row)
     },
@@ -87,19 +91,19 @@ export function createDisputesService(ctx: PaymentsContext, merchants: Merchants
     async open(transactionId: string, options: { amount?: number; reason?: number }): Promise<DisputeDto> {
       const reason = options.reason ?? 1
       if (!(reason in DISPUTE_REASONS)) throw fieldError('reason', `must be one of ${Object.keys(DISPUTE_REASONS).join(', ')}`)
-      return inTransaction(ctx, async (trx) => {
-        const row = await findTransactionForUpdate(trx, ctx.database.dialect, transactionId)
-        if (!row) throw notFound('Transaction')
-        const disputable = row.captured_amount - row.refunded_amount - row.disputed_amount
+      return movements.inTransaction(async (trx) => {
+        const locked = await movements.lock(trx, transactionId)
+        if (!locked) throw disputeErrors.transactionNotFound()
+        const disputable = locked.disputable
         const amount = options.amount ?? disputable
         if (disputable <= 0) throw fieldError('amount', 'Nothing of this transaction is captured and undisputed')
         if (!Number.isSafeInteger(amount) || amount <= 0 || amount > disputable)
-          throw fieldError('amount', `Can dispute at most ${formatMinor(disputable, row.currency)}`)
-        const now = ctx.clock.now()
+          throw fieldError('amount', `Can dispute at most ${formatMinor(disputable, locked.currency)}`)
+        const now = deps.clock.now()
         const dispute: DisputesTable = {
-          id: ctx.ids.timeOrdered(),
-          merchant_id: row.merchant_id,
-          transaction_id: row.id,
+          id: deps.ids.timeOrdered(),
+          merchant_id: locked.merchantId,
+          transaction_id: locked.id,
           created: now.toISOString(),
           amount,
           reason_code: reason,
@@ -107,14 +111,8 @@ export function createDisputesService(ctx: PaymentsContext, merchants: Merchants
           outcome: null,
           decided: null,
         }
-        await trx.insertInto('payments_disputes').values(dispute).execute()
-        const noEffect = { converted: 0, feeFlat: 0, feeRate: 0, balance: 0 }
-        await insertTrail(
-          trx,
-          ctx.database.dialect,
-          trailRow(ctx.ids, row.id, 'dispute', dispute.created, amount, noEffect, null, null, { id: dispute.id, outcome: null }),
-        )
-        await writeCounters(trx, ctx.database.dialect, { ...row, disputed_amount: row.disputed_amount + amount })
+        await repo.insertDispute(trx, dispute)
+        await movements.opened(trx, locked, dispute)
         return toDispute(dispute)
       })
     },
@@ -125,38 +123,17 @@ export function createDisputesService(ctx: PaymentsContext, merchants: Merchants
      * converted + fee)), a trail entry with its lineId, and the amount no longer refundable.
      */
     async decide(disputeId: string, outcome: 'won' | 'lost'): Promise<DisputeDto> {
-      return inTransaction(ctx, async (trx) => {
-        const found = await trx.selectFrom('payments_disputes').select('transaction_id').where('id', '=', disputeId).executeTakeFirst()
-        if (!found) throw notFound('Dispute')
+      return movements.inTransaction(async (trx) => {
+        const transactionId = await repo.findDisputedTransactionId(trx, disputeId)
+        if (transactionId === undefined) throw disputeErrors.notFound()
         // Lock the transaction first (the order every money movement takes), then re-read the dispute.
-        const row = await findTransactionForUpdate(trx, ctx.database.dialect, found.transaction_id)
-        const dispute = await trx.selectFrom('payments_disputes').selectAll().where('id', '=', disputeId).executeTakeFirst()
-        if (!row || !dispute) throw notFound('Dispute')
-        if (dispute.outcome !== null) throw conflict(`The dispute was already decided (${dispute.outcome})`)
-        const created = ctx.clock.now().toISOString()
-        let effect = { converted: 0, feeFlat: 0, feeRate: 0, balance: 0 }
-        let lineId: string | null = null
-        if (outcome === 'lost') {
-          const merchant = await findMerchant(trx, row.merchant_id)
-          if (!merchant) throw notFound('Merchant')
-          effect = disputeLossEffect({ fx: ctx.fx, markupPpm: ctx.config.fxMarkupPpm }, merchant, dispute.amount, row.currency)
-          lineId = await postLine(trx, ctx.database.dialect, ctx.ids, {
-            merchant,
-            kind: 'dispute',
-            effect,
-            created,
-            transactionId: row.id,
-            amount: { currency: row.currency, amount: dispute.amount },
-            description: `Dispute ${dispute.id} lost`,
-          })
-          await writeCounters(trx, ctx.database.dialect, { ...row, lost_amount: row.lost_amount + dispute.amount })
-        }
-        await insertTrail(
-          trx,
-          ctx.database.dialect,
-          trailRow(ctx.ids, row.id, 'dispute', created, dispute.amount, effect, null, lineId, { id: dispute.id, outcome }),
-        )
-        await trx.updateTable('payments_disputes').set({ outcome, decided: created }).where('id', '=', disputeId).execute()
+        const locked = await movements.lock(trx, transactionId)
+        const dispute = await repo.findDispute(trx, disputeId)
+        if (!locked || !dispute) throw disputeErrors.notFound()
+        if (dispute.outcome !== null) throw disputeErrors.alreadyDecided(dispute.outcome)
+        const created = deps.clock.now().toISOString()
+        await movements.decided(trx, locked, dispute, outcome, created)
+        await repo.setDisputeOutcome(trx, disputeId, outcome, created)
         return toDispute({ ...dispute, outcome, decided: created })
       })
     },
@@ -164,18 +141,18 @@ export function createDisputesService(ctx: PaymentsContext, merchants: Merchants
     /** A fraud alert from the card network (in test mode: the operator's CLI). */
     async reportFraud(transactionId: string, reason: number | undefined): Promise<FraudDto> {
       if (reason !== undefined && !(reason in FRAUD_REASONS)) throw fieldError('reason', 'must be 0 to 8')
-      const row = await findTransaction(db, transactionId)
-      if (!row) throw notFound('Transaction')
-      const now = ctx.clock.now().toISOString()
+      const row = await movements.find(transactionId)
+      if (!row) throw disputeErrors.transactionNotFound()
+      const now = deps.clock.now().toISOString()
       const fraud: FraudsTable = {
-        id: ctx.ids.timeOrdered(),
-        merchant_id: row.merchant_id,
+        id: deps.ids.timeOrdered(),
+        merchant_id: row.merchantId,
         transaction_id: row.id,
         created: now,
         reported: now,
         reason: reason ?? null,
       }
-      await db.insertInto('payments_frauds').values(fraud).execute()
+      await repo.insertFraud(db, fraud)
       return toFraud(fraud)
     },
   }

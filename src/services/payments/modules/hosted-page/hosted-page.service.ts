@@ -1,7 +1,7 @@
 import { currencyExponent, parseMajor } from '../../../../core/money.ts'
 import type { PaymentsContext } from '../../context.ts'
-import { findMerchantByKey } from '../client-payments/client-payments.repository.ts'
-import { hasRate } from '../ledger/fx.ts'
+import { createMerchantDirectory } from '../merchants/index.ts'
+import { hasRate } from '../../money/fx.ts'
 import type { Messages } from './hosted-page.i18n.ts'
 
 export interface LinkQuery {
@@ -42,11 +42,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
  * names in the customer's language; nothing here throws for bad input.
  */
 export function createHostedPageService(ctx: PaymentsContext) {
+  const merchants = createMerchantDirectory(ctx.database)
   return {
     async resolve(query: LinkQuery): Promise<LinkResult> {
       const key = query.key?.trim()
       if (!key) return { ok: false, status: 400, message: 'errorKeyMissing' }
-      const merchant = UUID.test(key) ? await findMerchantByKey(ctx.db, ctx.database.dialect, key) : undefined
+      const merchant = UUID.test(key) ? await merchants.byKey(key) : undefined
       if (!merchant) return { ok: false, status: 404, message: 'errorKeyUnknown' }
       const test = query.test !== undefined && YES.has(query.test.toLowerCase())
       if (merchant.test === 1 && !test) return { ok: false, status: 400, message: 'errorTestMissing' }

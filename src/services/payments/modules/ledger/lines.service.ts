@@ -1,8 +1,9 @@
-import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
+import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { PaymentsContext } from '../../context.ts'
 import { notFound } from '../../http/errors.ts'
 import type { LineRow } from '../../tables.ts'
-import type { MerchantsService } from '../merchants/merchants.service.ts'
+import type { MerchantsService } from '../merchants/index.ts'
+import { findLine, listLinesOfMerchant } from './ledger.repository.ts'
 import type { LineDto } from './lines.schemas.ts'
 
 export function toLine(row: LineRow): LineDto {
@@ -24,12 +25,12 @@ export function createLinesService(ctx: PaymentsContext, merchants: MerchantsSer
   return {
     async list(appId: string, merchantId: string, page: PageRequest): Promise<LineDto[]> {
       await merchants.requireMerchant(appId, merchantId)
-      const rows = await applyPage(ctx.db.selectFrom('payments_lines').selectAll().where('merchant_id', '=', merchantId), 'id', page).execute()
+      const rows = await listLinesOfMerchant(ctx.db, merchantId, page)
       return rows.map(toLine)
     },
 
     async get(appId: string, lineId: string): Promise<LineDto> {
-      const row = await ctx.db.selectFrom('payments_lines').selectAll().where('id', '=', lineId).executeTakeFirst()
+      const row = await findLine(ctx.db, lineId)
       if (!row) throw notFound('Line')
       await merchants.requireMerchant(appId, row.merchant_id)
       return toLine(row)

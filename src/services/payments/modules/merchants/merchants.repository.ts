@@ -1,6 +1,9 @@
+import type { Kysely } from 'kysely'
+import type { DialectName } from '../../../../core/db/create-db.ts'
+import { prepared } from '../../../../core/db/prepared.ts'
 import { sql } from 'kysely'
 import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
-import type { MerchantRow, MerchantsTable, PaymentsDb } from '../../tables.ts'
+import type { MerchantRow, MerchantsTable, PaymentsDb, PaymentsTables } from '../../tables.ts'
 
 export async function insertMerchant(db: PaymentsDb, row: MerchantsTable): Promise<void> {
   await db.insertInto('payments_merchants').values(row).execute()
@@ -109,6 +112,13 @@ export async function listUsersOfMerchant(db: PaymentsDb, merchantId: string, pa
   return applyPage(query, 'payments_users.id', page).execute()
 }
 
-export async function insertOutboxMail(db: PaymentsDb, row: { id: string; recipient: string; subject: string; body: string; created: string }): Promise<void> {
-  await db.insertInto('payments_outbox').values(row).execute()
+const findMerchantQuery = prepared((db: Kysely<PaymentsTables>, v: Record<'key', never>) =>
+  db.selectFrom('payments_merchants').select(['id', 'name', 'test', 'descriptor', 'currency', 'tds_mode']).where('key', '=', v.key),
+)
+
+/** The merchant a public key names, with what a payment needs; undefined when unknown. */
+export async function findMerchantByKey(db: Kysely<PaymentsTables>, dialect: DialectName, key: string) {
+  return (await findMerchantQuery(db, dialect, { key })).rows[0]
 }
+
+export type ClientMerchant = NonNullable<Awaited<ReturnType<typeof findMerchantByKey>>>

@@ -3,8 +3,8 @@ import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { PaymentsContext } from '../../context.ts'
 import { conflict, fieldError, fieldErrors, forbidden, notFound } from '../../http/errors.ts'
 import type { MerchantRow, MerchantsTable } from '../../tables.ts'
-import { findAppById } from '../apps/apps.repository.ts'
-import { convert } from '../ledger/fx.ts'
+import { findApp } from '../apps/index.ts'
+import { convert } from '../../money/fx.ts'
 import * as repo from './merchants.repository.ts'
 import { type CreateMerchantInput, type Merchant, normalizeIban, type UpdateMerchantInput } from './merchants.schemas.ts'
 
@@ -101,7 +101,7 @@ export function createMerchantsService(ctx: PaymentsContext) {
     /** An app lists its own merchants only; another identity's list is forbidden. */
     async listOfIdentity(appId: string, identityId: string, page: PageRequest, filter: { test?: boolean } = {}): Promise<Merchant[]> {
       if (identityId !== appId) {
-        if (!(await findAppById(db, identityId))) throw notFound('Identity')
+        if (!(await findApp(db, identityId))) throw notFound('Identity')
         throw forbidden('An app can list only its own merchants')
       }
       return (await repo.listMerchantsOfApp(db, appId, page, filter)).map(toMerchant)
@@ -148,7 +148,7 @@ export function createMerchantsService(ctx: PaymentsContext) {
 
     async addApp(appId: string, merchantId: string, otherAppId: string): Promise<void> {
       await requireMerchant(appId, merchantId)
-      if (!(await findAppById(db, otherAppId))) throw fieldError('appId', 'no app has this id')
+      if (!(await findApp(db, otherAppId))) throw fieldError('appId', 'no app has this id')
       await repo.addAppToMerchant(db, merchantId, otherAppId, now())
     },
 

@@ -1,7 +1,7 @@
 import { safeEqual } from '../../../../core/security/secret-token.ts'
 import type { PaymentsContext } from '../../context.ts'
 import { type Locale, pickLocale } from '../../http/locale.ts'
-import type { VaultService } from '../vault/vault.service.ts'
+import type { VaultService } from '../vault/index.ts'
 import { challengeCode, type FrameData, openFrameData, openTries, signHint, signTries } from './tds.signing.ts'
 
 /** How many wrong one-time codes a challenge takes before it fails (the third wrong one ends it). */

@@ -1,4 +1,4 @@
-import type { Sealer } from '../vault/vault.crypto.ts'
+import type { Sealer } from '../vault/index.ts'
 
 /**
  * Proofs of the 3-D Secure steps. Paylike's challenge loop is stateless on the server: the

@@ -1,10 +1,11 @@
 import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
-import { lockForUpdate } from '../../../../core/db/transaction.ts'
 import type { DialectName } from '../../../../core/db/create-db.ts'
 import { prepared } from '../../../../core/db/prepared.ts'
+import { createReadCache } from '../../../../core/db/read-cache.ts'
+import type { Clock } from '../../../../core/clock.ts'
 import type { ExpressionBuilder } from 'kysely'
 import type { CardsTable, PaymentsDb, PaymentsTables, TrailRow, TransactionRow } from '../../tables.ts'
-import type { LedgerMerchant } from '../ledger/ledger.ts'
+import type { MovementMerchant } from './money-rules.ts'
 
 // Every column from the stand-ins: `transactionColumns` reads each one by name.
 const insertTransactionQuery = prepared<PaymentsTables, keyof TransactionRow, never>((db, p) =>
@@ -17,11 +18,6 @@ export async function insertTransaction(db: PaymentsDb, dialect: DialectName, ro
 
 export async function findTransaction(db: PaymentsDb, id: string): Promise<TransactionRow | undefined> {
   return db.selectFrom('payments_transactions').selectAll().where('id', '=', id).executeTakeFirst()
-}
-
-/** Reads the transaction and, on PostgreSQL, locks its row until the database transaction ends. */
-export async function findTransactionForUpdate(db: PaymentsDb, dialect: DialectName, id: string): Promise<TransactionRow | undefined> {
-  return lockForUpdate(dialect, db.selectFrom('payments_transactions').selectAll().where('id', '=', id)).executeTakeFirst()
 }
 
 /**
@@ -171,6 +167,33 @@ export async function findTransactionWithTrailForApp(
   return { row: transactionColumns(rows[0]), member: isMember(rows[0].member), trail }
 }
 
+/**
+ * GET /transactions/{id} behind the read cache: merchants poll a transaction until it settles,
+ * and between writes the answer cannot change (see core/db/read-cache.ts; PostgreSQL always
+ * reads). The cache keeps the caller's shape of the answer (`shape`, the service's DTO), so a
+ * hit costs no mapping; it is keyed by app as well, because the answer includes the
+ * membership check. Only answers to members are kept.
+ */
+export function createTransactionReader<V>(
+  database: { db: PaymentsDb; dialect: DialectName },
+  options: { clock: Clock; maxLagMs: number },
+  shape: (row: TransactionRow, trail: TrailRow[]) => V,
+) {
+  const reads = createReadCache<V>(database, options)
+  return async (id: string, appId: string): Promise<{ member: false } | { member: true; value: V } | undefined> => {
+    const key = `${appId}/${id}`
+    const version = reads.version()
+    const cached = version === undefined ? undefined : reads.get(key, version)
+    if (cached !== undefined) return { member: true, value: cached }
+    const found = await findTransactionWithTrailForApp(database.db, database.dialect, id, appId)
+    if (!found) return undefined
+    if (!found.member) return { member: false }
+    const value = shape(found.row, found.trail)
+    if (version !== undefined) reads.set(key, version, value)
+    return { member: true, value }
+  }
+}
+
 /** What a money movement needs of the merchant (pricing, currency) besides the transaction. */
 export interface MovementRow extends TransactionRow {
   member: unknown
@@ -180,22 +203,39 @@ export interface MovementRow extends TransactionRow {
   m_dispute_fee: number
 }
 
-const transactionForMove = prepared<PaymentsTables, 'id' | 'appId', MovementRow>((db, p, dialect) => {
+/**
+ * The transaction and its merchant's pricing, one statement; on PostgreSQL only the
+ * transaction's row is locked (the merchant's balance moves by an in-place addition).
+ */
+function lockedWithPricing(db: PaymentsDb, id: string, dialect: DialectName) {
   const query = db
     .selectFrom('payments_transactions')
     .innerJoin('payments_merchants', 'payments_merchants.id', 'payments_transactions.merchant_id')
     .selectAll('payments_transactions')
-    .select((eb) => [
-      appIsMember(eb, p.appId),
+    .select([
       'payments_merchants.currency as m_currency',
       'payments_merchants.fee_rate_ppm as m_fee_rate_ppm',
       'payments_merchants.fee_flat as m_fee_flat',
       'payments_merchants.dispute_fee as m_dispute_fee',
     ])
-    .where('payments_transactions.id', '=', p.id)
-  // Only the transaction's row is locked: the merchant's balance moves by an in-place addition.
+    .where('payments_transactions.id', '=', id)
   return dialect === 'postgres' ? query.forUpdate('payments_transactions') : query
-})
+}
+
+const transactionForMove = prepared<PaymentsTables, 'id' | 'appId', MovementRow>((db, p, dialect) =>
+  lockedWithPricing(db, p.id, dialect).select((eb) => appIsMember(eb, p.appId)),
+)
+
+function movementMerchant(found: MovementRow): MovementMerchant {
+  return {
+    id: found.merchant_id,
+    test: found.test,
+    currency: found.m_currency,
+    fee_rate_ppm: found.m_fee_rate_ppm,
+    fee_flat: found.m_fee_flat,
+    dispute_fee: found.m_dispute_fee,
+  }
+}
 
 /**
  * Inside a database transaction: the transaction row, locked on PostgreSQL until the end of the
@@ -206,21 +246,26 @@ export async function findTransactionForMove(
   dialect: DialectName,
   id: string,
   appId: string,
-): Promise<{ row: TransactionRow; member: boolean; merchant: LedgerMerchant } | undefined> {
+): Promise<{ row: TransactionRow; member: boolean; merchant: MovementMerchant } | undefined> {
   const [found] = (await transactionForMove(db, dialect, { id, appId })).rows
   if (!found) return undefined
-  return {
-    row: transactionColumns(found),
-    member: isMember(found.member),
-    merchant: {
-      id: found.merchant_id,
-      test: found.test,
-      currency: found.m_currency,
-      fee_rate_ppm: found.m_fee_rate_ppm,
-      fee_flat: found.m_fee_flat,
-      dispute_fee: found.m_dispute_fee,
-    },
-  }
+  return { row: transactionColumns(found), member: isMember(found.member), merchant: movementMerchant(found) }
+}
+
+const transactionWithPricing = prepared<PaymentsTables, 'id', Omit<MovementRow, 'member'>>((db, p, dialect) => lockedWithPricing(db, p.id, dialect))
+
+/**
+ * The same read for a movement the card network starts (a dispute): no app asks, so no
+ * membership; the transaction's row locked on PostgreSQL, the merchant's pricing with it.
+ */
+export async function findTransactionWithPricingForUpdate(
+  db: PaymentsDb,
+  dialect: DialectName,
+  id: string,
+): Promise<{ row: TransactionRow; merchant: MovementMerchant } | undefined> {
+  const [found] = (await transactionWithPricing(db, dialect, { id })).rows
+  if (!found) return undefined
+  return { row: transactionColumns(found), merchant: movementMerchant({ ...found, member: null }) }
 }
 
 const setCounters = prepared<PaymentsTables, 'id' | 'captured' | 'refunded' | 'voided' | 'disputed' | 'lost', never>((db, p) =>
@@ -240,14 +285,6 @@ export async function writeCounters(db: PaymentsDb, dialect: DialectName, row: T
     disputed: row.disputed_amount,
     lost: row.lost_amount,
   })
-}
-
-export async function updateCounters(
-  db: PaymentsDb,
-  id: string,
-  counters: Partial<Pick<TransactionRow, 'captured_amount' | 'refunded_amount' | 'voided_amount' | 'disputed_amount' | 'lost_amount'>>,
-): Promise<void> {
-  await db.updateTable('payments_transactions').set(counters).where('id', '=', id).execute()
 }
 
 export interface TransactionFilter {

@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { identifierSchema } from '../../../../core/http/identifiers.ts'
 import { ProcessingErrorSchema } from '../../http/errors.ts'
-import { DESCRIPTOR_PATTERN } from '../merchants/merchants.schemas.ts'
+import { DESCRIPTOR_PATTERN } from '../merchants/index.ts'
 
 const Amount = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'minor units of the currency (995 is 9.95)' })
 const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'three-letter ISO 4217 code' })

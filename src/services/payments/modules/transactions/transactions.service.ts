@@ -1,18 +1,14 @@
 import type { Clock } from '../../../../core/clock.ts'
 import { isRetryableConflict } from '../../../../core/db/errors.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
-import { createReadCache } from '../../../../core/db/read-cache.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
 import { currencyExponent, formatMinor } from '../../../../core/money.ts'
 import type { PaymentsContext } from '../../context.ts'
 import {
-  conflict,
   fieldError,
   fieldErrors,
-  forbidden,
-  notFound,
   type ProcessingErrorBody,
   type ProcessingErrorCode,
   processingError,
@@ -20,28 +16,20 @@ import {
 } from '../../http/errors.ts'
 import type { ProcessorCard } from '../../processors/card-processor.port.ts'
 import type { CardsTable, MerchantRow, PaymentsDb, TrailKind, TrailRow, TransactionRow } from '../../tables.ts'
-import { hasRate } from '../ledger/fx.ts'
-import { type BalanceEffect, captureEffect, type LedgerRules, postLine, refundEffect } from '../ledger/ledger.ts'
-import type { MerchantsService } from '../merchants/merchants.service.ts'
+import { hasRate } from '../../money/fx.ts'
+import type { BalanceEffect } from '../../money/balance-effect.ts'
+import { NO_EFFECT } from '../../money/balance-effect.ts'
+import { postLine } from '../ledger/index.ts'
+import type { MerchantsService } from '../merchants/index.ts'
+import { captureEffect, type LedgerRules, pendingOf, refundableOf, refundEffect } from './money-rules.ts'
+import { transactionErrors } from './transactions.errors.ts'
 import * as repo from './transactions.repository.ts'
 import type { CaptureInput, CardDto, CreateTransactionInput, RefundInput, TrailEntry, TransactionDto, VoidInput } from './transactions.schemas.ts'
 
-// ---------------------------------------------------------------------------------------------
-// Amount rules (Paylike's, as its live-API client tests show):
-//   pendingAmount = amount − capturedAmount − voidedAmount   (what can still be captured or voided)
-//   refundable    = capturedAmount − refundedAmount − lost disputes
-// Refunds do not lower capturedAmount. Every check and every write of one operation happen in
-// one database transaction, with the transaction's row locked on PostgreSQL (SQLite serialises
-// writers), so two racing captures can never exceed the amount.
-// ---------------------------------------------------------------------------------------------
-
-export function pendingOf(row: TransactionRow): number {
-  return row.amount - row.captured_amount - row.voided_amount
-}
-
-export function refundableOf(row: TransactionRow): number {
-  return row.captured_amount - row.refunded_amount - row.lost_amount
-}
+// The amount rules and the balance effects of every movement are in money-rules.ts. Every check
+// and every write of one operation happen in one database transaction, with the transaction's
+// row locked on PostgreSQL (SQLite serialises writers), so two racing captures can never exceed
+// the amount.
 
 /** Built by assignment, not spreads: a capture answers the whole trail, entry by entry. */
 function toTrailEntry(row: TrailRow): TrailEntry {
@@ -174,7 +162,7 @@ export async function inTransaction<T>(ctx: PaymentsContext, work: (trx: Payment
   try {
     return await withTransaction(ctx.database, work)
   } catch (error) {
-    if (isRetryableConflict(error)) throw conflict('The transaction was changed concurrently; try again')
+    if (isRetryableConflict(error)) throw transactionErrors.changedConcurrently()
     throw error
   }
 }
@@ -196,15 +184,13 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
   const rules: LedgerRules = { fx: ctx.fx, markupPpm: ctx.config.fxMarkupPpm }
 
   const dialect = ctx.database.dialect
-  // Merchants poll a transaction until it settles; between writes the answer cannot change.
-  // Keyed by app as well: the answer includes the membership check. See read-cache.ts.
-  const reads = createReadCache<TransactionDto>(ctx.database, { clock: ctx.clock, maxLagMs: ctx.config.readCacheMaxLagMs })
+  const readTransaction = repo.createTransactionReader(ctx.database, { clock: ctx.clock, maxLagMs: ctx.config.readCacheMaxLagMs }, toTransaction)
 
   /** The transaction row, after the access check: unknown → 404, another merchant's → 403. */
   async function requireTransaction(appId: string, transactionId: string): Promise<TransactionRow> {
     const found = await repo.findTransactionForApp(db, dialect, transactionId, appId)
-    if (!found) throw notFound('Transaction')
-    if (!found.member) throw forbidden("This app is not a member of the transaction's merchant")
+    if (!found) throw transactionErrors.notFound()
+    if (!found.member) throw transactionErrors.notAMember()
     return found.row
   }
 
@@ -229,8 +215,8 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
   ): Promise<TransactionDto> {
     return inTransaction(ctx, async (trx) => {
       const found = await repo.findTransactionForMove(trx, dialect, transactionId, appId)
-      if (!found) throw notFound('Transaction')
-      if (!found.member) throw forbidden("This app is not a member of the transaction's merchant")
+      if (!found) throw transactionErrors.notFound()
+      if (!found.member) throw transactionErrors.notAMember()
       const { row, merchant } = found
       if (row.successful !== 1) throw fieldError('amount', 'The transaction was not successful; nothing can be captured, refunded or voided')
       if (input.currency !== undefined && input.currency !== row.currency)
@@ -239,7 +225,7 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
       if (input.amount > limit) throw fieldError('amount', `Can ${kind} at most ${formatMinor(limit, row.currency)}`)
       const created = ctx.clock.now().toISOString()
       const descriptor = kind === 'void' ? null : input.descriptor || row.descriptor
-      let effect: BalanceEffect = { converted: 0, feeFlat: 0, feeRate: 0, balance: 0 }
+      let effect: BalanceEffect = NO_EFFECT
       let lineId: string | null = null
       if (kind !== 'void') {
         if (!hasRate(ctx.fx, row.currency)) throw processingError(1)
@@ -267,16 +253,10 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
     requireTransaction,
 
     async get(appId: string, transactionId: string): Promise<TransactionDto> {
-      const key = `${appId}/${transactionId}`
-      const version = reads.version()
-      const cached = version === undefined ? undefined : reads.get(key, version)
-      if (cached) return cached
-      const found = await repo.findTransactionWithTrailForApp(db, dialect, transactionId, appId)
-      if (!found) throw notFound('Transaction')
-      if (!found.member) throw forbidden("This app is not a member of the transaction's merchant")
-      const transaction = toTransaction(found.row, found.trail)
-      if (version !== undefined) reads.set(key, version, transaction)
-      return transaction
+      const found = await readTransaction(transactionId, appId)
+      if (!found) throw transactionErrors.notFound()
+      if (!found.member) throw transactionErrors.notAMember()
+      return found.value
     },
 
     async listOfMerchant(appId: string, merchantId: string, page: PageRequest, filter: repo.TransactionFilter = {}): Promise<TransactionDto[]> {
@@ -373,7 +353,7 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
 
     async getCard(appId: string, cardId: string): Promise<CardDto> {
       const row = await repo.findCard(db, cardId)
-      if (!row) throw notFound('Card')
+      if (!row) throw transactionErrors.cardNotFound()
       await merchants.requireMerchant(appId, row.merchant_id)
       return toCard(row)
     },

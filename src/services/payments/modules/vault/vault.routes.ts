@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { CLIENT_ROUTE, clientErrorResponses, preflight } from '../client-payments/client.http.ts'
+import { CLIENT_ROUTE, clientErrorResponses, preflight } from '../../http/client-wire.ts'
 import { TokenizeBody, TokenResponse } from './vault.schemas.ts'
 import type { VaultService } from './vault.service.ts'
 

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { AppError } from '../../../../core/errors/app-error.ts'
-import type { NormalizedError } from '../../../../core/errors/normalize.ts'
+import { AppError } from '../../../core/errors/app-error.ts'
+import type { NormalizedError } from '../../../core/errors/normalize.ts'
 
 /**
  * The status codes of Paylike's client-side APIs (the vault and `/payments`), with the
@@ -8,6 +8,7 @@ import type { NormalizedError } from '../../../../core/errors/normalize.ts'
  * the code's extras (`path` for token errors); the status is 400 except where noted.
  */
 export const clientErrors = {
+  endpointNotFound: () => clientError('ENDPOINT_NOT_FOUND', 'The endpoint was not found. Check the domain, path, method and querystring of the request.'),
   versionMissing: () => clientError('VERSION_MISSING', 'No API version was found in the request header (send Accept-Version: 1)'),
   versionUnsupported: (version: string) =>
     clientError('VERSION_UNSUPPORTED', `API version ${JSON.stringify(version.slice(0, 20))} is not supported (supported: 1)`),
@@ -51,8 +52,11 @@ export const clientErrors = {
 
 export type ClientErrorCode = ReturnType<(typeof clientErrors)[keyof typeof clientErrors]>['code']
 
+/** The one client code that is not a 400 (paylike/api-reference status-codes.md). */
+const CLIENT_ERROR_STATUS: Record<string, number> = { ENDPOINT_NOT_FOUND: 404 }
+
 function clientError(code: string, message: string, extra?: Record<string, unknown>): AppError {
-  return new AppError(code, message, { status: 400, details: extra })
+  return new AppError(code, message, { status: CLIENT_ERROR_STATUS[code] ?? 400, details: extra })
 }
 
 const CORE_TO_CLIENT: Record<string, string> = {

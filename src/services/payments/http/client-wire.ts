@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import fastJsonStringify, { type Schema } from 'fast-json-stringify'
-import { installErrorHandling } from '../../../../core/errors/error-handler.ts'
-import { clientErrors, ClientErrorSchema, formatClientError } from './client.errors.ts'
+import { installErrorHandling } from '../../../core/errors/error-handler.ts'
+import { clientErrors, ClientErrorSchema, formatClientError } from './client-errors.ts'
 
 /**
  * The wire rules of Paylike's client-side APIs, for one encapsulated scope:

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { currencyExponent } from '../../../../core/money.ts'
+import { currencyExponent } from '../../../core/money.ts'
 
 /** A rate as an exact fraction: units of a currency per one unit of the table's base. */
 interface Rate {
@@ -13,7 +13,7 @@ export interface FxTable {
   rates: ReadonlyMap<string, Rate>
 }
 
-export const SHIPPED_FX_RATES = new URL('../../data/fx-rates.json', import.meta.url)
+export const SHIPPED_FX_RATES = new URL('../data/fx-rates.json', import.meta.url)
 
 function parseDecimal(text: string): Rate | undefined {
   const match = /^(\d{1,12})(?:\.(\d{1,12}))?$/.exec(text)

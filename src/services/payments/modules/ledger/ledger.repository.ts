@@ -1,49 +1,12 @@
 import type { IdGenerator } from '../../../../core/ids.ts'
 import type { DialectName } from '../../../../core/db/create-db.ts'
+import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
 import { prepared } from '../../../../core/db/prepared.ts'
+import type { BalanceEffect } from '../../money/balance-effect.ts'
 import type { LineKind, LineRow, MerchantRow, PaymentsDb, PaymentsTables } from '../../tables.ts'
-import { convert, type FxTable, rateOf } from './fx.ts'
 
-/** The effect of one money movement on the merchant's balance, in the merchant's currency. */
-export interface BalanceEffect {
-  /** The movement's amount converted into the merchant currency (before fees). */
-  converted: number
-  feeFlat: number
-  feeRate: number
-  /** Signed: what the merchant's balance changes by. */
-  balance: number
-}
-
-/** What the ledger needs of a merchant. */
-export type LedgerMerchant = Pick<MerchantRow, 'id' | 'test' | 'currency' | 'fee_rate_ppm' | 'fee_flat' | 'dispute_fee'>
-
-export interface LedgerRules {
-  fx: FxTable
-  markupPpm: number
-}
-
-/**
- * A capture credits the merchant: the amount converted into the funding currency (markup off,
- * rounded down), less the flat fee and the rate fee (rate × converted, rounded up).
- */
-export function captureEffect(rules: LedgerRules, merchant: LedgerMerchant, amount: number, currency: string): BalanceEffect {
-  const converted = convert(rules.fx, amount, currency, merchant.currency, { markupPpm: rules.markupPpm, direction: 'credit' })
-  const feeFlat = merchant.fee_flat
-  const feeRate = rateOf(converted, merchant.fee_rate_ppm)
-  return { converted, feeFlat, feeRate, balance: converted - feeFlat - feeRate }
-}
-
-/** A refund debits the merchant the converted amount (markup on, rounded up); fees are not returned. */
-export function refundEffect(rules: LedgerRules, merchant: LedgerMerchant, amount: number, currency: string): BalanceEffect {
-  const converted = convert(rules.fx, amount, currency, merchant.currency, { markupPpm: rules.markupPpm, direction: 'debit' })
-  return { converted, feeFlat: 0, feeRate: 0, balance: -converted }
-}
-
-/** A lost dispute debits the disputed amount (as a refund) plus the merchant's dispute fee. */
-export function disputeLossEffect(rules: LedgerRules, merchant: LedgerMerchant, amount: number, currency: string): BalanceEffect {
-  const converted = convert(rules.fx, amount, currency, merchant.currency, { markupPpm: rules.markupPpm, direction: 'debit' })
-  return { converted, feeFlat: merchant.dispute_fee, feeRate: 0, balance: -converted - merchant.dispute_fee }
-}
+/** What a ledger line needs of its merchant. */
+export type LedgerMerchant = Pick<MerchantRow, 'id' | 'test'>
 
 export interface PostLineInput {
   merchant: LedgerMerchant
@@ -112,4 +75,12 @@ export async function postLine(db: PaymentsDb, dialect: DialectName, ids: IdGene
   })
   await balanceMove(db, dialect, { id: input.merchant.id, shard: shardOf(input.transactionId), delta: input.effect.balance })
   return id
+}
+
+export async function listLinesOfMerchant(db: PaymentsDb, merchantId: string, page: PageRequest): Promise<LineRow[]> {
+  return applyPage(db.selectFrom('payments_lines').selectAll().where('merchant_id', '=', merchantId), 'id', page).execute()
+}
+
+export async function findLine(db: PaymentsDb, id: string): Promise<LineRow | undefined> {
+  return db.selectFrom('payments_lines').selectAll().where('id', '=', id).executeTakeFirst()
 }

@@ -1,0 +1,2 @@
+// The hosted payment page (/pos).
+export { hostedPageRoutes } from './hosted-page.routes.ts'
