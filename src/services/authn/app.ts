@@ -67,11 +67,11 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
             audit: deps.auditLog ?? requestLogAudit,
           })
           await scope.register(csrfRoutes)
-          await scope.register(statusRoutes({ specialGroups, challenge }))
-          await scope.register(loginRoutes({ login, tokens, challenge, logoutUrl: config.logoutUrl, isAllowedRedirect }))
-          await scope.register(epersonsRoutes({ epersons, challenge }))
-          await scope.register(authzRoutes({ epersons, siteUuid, loginAs: config.loginAs }))
-          if (oidc) await scope.register(oidcRoutes({ oidc, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] }))
+          await scope.register(statusRoutes, { specialGroups, challenge })
+          await scope.register(loginRoutes, { login, tokens, challenge, logoutUrl: config.logoutUrl, isAllowedRedirect })
+          await scope.register(epersonsRoutes, { epersons, challenge })
+          await scope.register(authzRoutes, { epersons, siteUuid, loginAs: config.loginAs })
+          if (oidc) await scope.register(oidcRoutes, { oidc, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] })
         },
         { prefix },
       )

@@ -25,6 +25,14 @@ export const DspaceErrorSchema = Type.Object(
   { description: "DSpace's (Spring Boot's) error body" },
 )
 
+/**
+ * A response without a body (204, 302, or a token carried in a header): documented as `null`
+ * as before, typed as no payload so handlers call `reply.send()` with nothing.
+ */
+export function noBody(options: { description?: string } = {}) {
+  return Type.Unsafe<undefined>(Type.Null(options))
+}
+
 /** Error responses for a route's schema: one entry per status it can return. */
 export function errorResponses(...statuses: number[]): Record<number, typeof DspaceErrorSchema> {
   return Object.fromEntries(statuses.map((status) => [status, DspaceErrorSchema]))
