@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify'
 import { apiBase, UUID_PATTERN } from '../../context.ts'
 import { authnErrors } from '../../errors.ts'
 import { errorResponses, HAL_CONTENT_TYPE, LinkSchema, pageSchema } from '../../hal.ts'
-import type { EpersonsService } from '../epersons/epersons.service.ts'
+import type { EpersonsService } from '../epersons/index.ts'
 
 export const LOGIN_ON_BEHALF_OF = 'loginOnBehalfOf'
 

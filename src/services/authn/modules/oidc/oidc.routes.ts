@@ -4,7 +4,7 @@ import { apiBase } from '../../context.ts'
 import { authnErrors } from '../../errors.ts'
 import { errorResponses, noBody } from '../../hal.ts'
 import type { RedirectGuard } from '../../redirects.ts'
-import { HANDOFF_COOKIE, handoffCookiePath } from '../login/login.routes.ts'
+import { HANDOFF_COOKIE, handoffCookiePath } from '../login/index.ts'
 import type { OidcService } from './oidc.service.ts'
 
 const HANDOFF_COOKIE_MAX_AGE_S = 60

@@ -3,20 +3,10 @@ import { type Static, Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { apiBase } from '../../context.ts'
 import { authnErrors } from '../../errors.ts'
-import {
-  EpersonSchema,
-  nullable,
-  errorResponses,
-  GroupSchema,
-  HAL_CONTENT_TYPE,
-  LinkSchema,
-  pageSchema,
-  toEpersonResponse,
-  toGroupResponse,
-  toPage,
-} from '../../hal.ts'
-import type { Challenge } from '../login/challenge.ts'
-import type { SpecialGroupsService } from '../special-groups/special-groups.service.ts'
+import { errorResponses, HAL_CONTENT_TYPE, LinkSchema, nullable, pageSchema, toPage } from '../../hal.ts'
+import { EpersonSchema, GroupSchema, toEpersonResponse, toGroupResponse } from '../epersons/index.ts'
+import type { Challenge } from '../../challenge.ts'
+import type { SpecialGroupsService } from '../special-groups/index.ts'
 
 const SpecialGroupsPage = pageSchema('specialGroups', GroupSchema)
 
