@@ -6,6 +6,9 @@
 // - core/security/random-pool.ts (pooledRandomBytes) vs crypto.randomBytes and, for ids,
 //   crypto.randomUUID.
 // Usage: node bench/core-utilities.ts [--rounds 5 --lines 200000 --calls 500000]
+// Figures that keep both (2026-11-25, 2 shared cores, --rounds 5, median CPU per call): batched
+// stream 1.87 µs per line against 4.75 (pino default) and 4.39 (sync: false); pooledRandomBytes(16)
+// 0.22 µs against crypto.randomBytes(16) 2.99, randomUUID() 0.30. See docs/decisions.md.
 import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdtempSync, openSync, closeSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
