@@ -89,10 +89,10 @@ export function normalizeError(error: unknown): NormalizedError {
   const fastifyError = (typeof error === 'object' && error !== null ? error : {}) as FastifyLikeError
   if (fastifyError.validation) {
     const validation = toValidationProblems(fastifyError)
-    return { status: 400, code: 'validation_failed', message: describeValidation(validation), validation, internal: false }
+    return { status: CORE_ERROR_STATUS.validation_failed, code: 'validation_failed', message: describeValidation(validation), validation, internal: false }
   }
   if (fastifyError.code === 'FST_ERR_BAD_URL') {
-    return { status: 400, code: 'validation_failed', message: describeValidation([BAD_URL]), validation: [BAD_URL], internal: false }
+    return { status: CORE_ERROR_STATUS.validation_failed, code: 'validation_failed', message: describeValidation([BAD_URL]), validation: [BAD_URL], internal: false }
   }
   const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined
   if (known) return { status: CORE_ERROR_STATUS[known.code], code: known.code, message: known.message, internal: false }
@@ -100,5 +100,5 @@ export function normalizeError(error: unknown): NormalizedError {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return { status, code: statusToCode(status), message: fastifyError.message ?? 'Bad request', internal: false }
   }
-  return { status: 500, code: 'internal_error', message: 'Internal server error', internal: true }
+  return { status: CORE_ERROR_STATUS.internal_error, code: 'internal_error', message: 'Internal server error', internal: true }
 }

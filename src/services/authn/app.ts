@@ -5,22 +5,22 @@ import { authnCommands } from './cli.ts'
 import type { AuthnConfig } from './config.ts'
 import { installDspaceErrors } from './errors.ts'
 import { migrations } from './migrations/index.ts'
-import { installAuthentication } from './modules/auth-context/authenticate.ts'
-import { installCors } from './modules/cors/cors.ts'
-import { installCsrf } from './modules/csrf/csrf.ts'
-import { csrfRoutes } from './modules/csrf/csrf.routes.ts'
-import { epersonsRoutes } from './modules/epersons/epersons.routes.ts'
-import { ADMINISTRATOR_GROUP } from './modules/epersons/epersons.service.ts'
-import { type AuditLog, requestLogAudit } from './modules/impersonation/audit-log.ts'
-import { authzRoutes } from './modules/impersonation/authz.routes.ts'
-import { createChallenge } from './modules/login/challenge.ts'
-import { loginRoutes } from './modules/login/login.routes.ts'
-import { createLoginService } from './modules/login/login.service.ts'
-import { oidcRoutes } from './modules/oidc/oidc.routes.ts'
-import { createOidcService, OIDC_METHOD } from './modules/oidc/oidc.service.ts'
-import { createSpecialGroupsService } from './modules/special-groups/special-groups.service.ts'
-import { statusRoutes } from './modules/status/status.routes.ts'
-import { createThrottleService } from './modules/throttle/throttle.service.ts'
+import { installAuthentication } from './modules/auth-context/index.ts'
+import { installCors } from './modules/cors/index.ts'
+import { installCsrf } from './modules/csrf/index.ts'
+import { csrfRoutes } from './modules/csrf/index.ts'
+import { epersonsRoutes } from './modules/epersons/index.ts'
+import { ADMINISTRATOR_GROUP } from './modules/epersons/index.ts'
+import { type AuditLog, requestLogAudit } from './modules/impersonation/index.ts'
+import { authzRoutes } from './modules/impersonation/index.ts'
+import { createChallenge } from './challenge.ts'
+import { loginRoutes } from './modules/login/index.ts'
+import { createLoginService } from './modules/login/index.ts'
+import { oidcRoutes } from './modules/oidc/index.ts'
+import { createOidcService, OIDC_METHOD } from './modules/oidc/index.ts'
+import { createSpecialGroupsService } from './modules/special-groups/index.ts'
+import { statusRoutes } from './modules/status/index.ts'
+import { createThrottleService } from './modules/throttle/index.ts'
 import { createRedirectGuard } from './redirects.ts'
 import { createAuthnServices } from './services.ts'
 
@@ -45,7 +45,7 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
     })
     const throttle = createThrottleService({ database, clock, perAccount: config.loginAttemptsPerAccount, perIp: config.loginAttemptsPerIp })
     const oidc = config.oidc ? createOidcService({ database, clock, epersons, config: config.oidc }) : undefined
-    const login = createLoginService({ database, tokens, epersons, specialGroups, throttle, handoffs: oidc })
+    const login = createLoginService({ tokens, epersons, specialGroups, throttle, handoffs: oidc })
     const challenge = createChallenge({ realm: config.realm, oidcEnabled: oidc !== undefined })
     const isAllowedRedirect = createRedirectGuard(config.allowedOrigins)
 
@@ -67,11 +67,11 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
             audit: deps.auditLog ?? requestLogAudit,
           })
           await scope.register(csrfRoutes)
-          await scope.register(statusRoutes({ specialGroups, challenge }))
-          await scope.register(loginRoutes({ login, tokens, challenge, logoutUrl: config.logoutUrl, isAllowedRedirect }))
-          await scope.register(epersonsRoutes({ epersons, challenge }))
-          await scope.register(authzRoutes({ epersons, siteUuid, loginAs: config.loginAs }))
-          if (oidc) await scope.register(oidcRoutes({ oidc, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] }))
+          await scope.register(statusRoutes, { specialGroups, challenge })
+          await scope.register(loginRoutes, { login, tokens, challenge, logoutUrl: config.logoutUrl, isAllowedRedirect })
+          await scope.register(epersonsRoutes, { epersons, challenge })
+          await scope.register(authzRoutes, { epersons, siteUuid, loginAs: config.loginAs })
+          if (oidc) await scope.register(oidcRoutes, { oidc, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] })
         },
         { prefix },
       )

@@ -4,8 +4,8 @@ import type { ServiceCliEnvironment } from '../../core/service.ts'
 import { secretCommands } from './secret.cli.ts'
 import { createAuthnServices } from './services.ts'
 import type { AuthnConfig } from './config.ts'
-import type { PublicEpersonRow } from './modules/epersons/epersons.repository.ts'
-import { ADMINISTRATOR_GROUP, type EpersonsService } from './modules/epersons/epersons.service.ts'
+import type { PublicEpersonRow } from './modules/epersons/index.ts'
+import { ADMINISTRATOR_GROUP, type EpersonsService } from './modules/epersons/index.ts'
 
 const jsonOption = { json: { type: 'boolean' } } as const
 const LIST_PAGE = 500

@@ -1,30 +1,4 @@
 import type { FastifyRequest } from 'fastify'
-import type { PublicEpersonRow } from './modules/epersons/epersons.repository.ts'
-import type { TokenClaims } from './modules/sessions/tokens.service.ts'
-
-/** Who a request runs as, worked out once per request by the authentication hook. */
-export interface AuthnContext {
-  /** The effective user: the token's eperson, or the one named by X-On-Behalf-Of. */
-  eperson?: PublicEpersonRow
-  /** The administrator behind the request while acting on behalf of someone else. */
-  realEperson?: PublicEpersonRow
-  /** How the token was presented. */
-  tokenKind?: 'login' | 'shortLived'
-  claims?: TokenClaims
-  /**
-   * The cached session row the request was authenticated with (none while acting on behalf of
-   * someone): a new object whenever the row is read again, so what is rendered from it may be
-   * reused for exactly as long as the row itself is.
-   */
-  sessionSnapshot?: object
-  method?: string
-  /** Special groups of this request: the token's `sg` plus the groups of the client address. */
-  specialGroups: string[]
-  /** Special groups granted by the client address alone. */
-  ipGroups: string[]
-  /** The client's address (X-Forwarded-For honoured from trusted proxies only), worked out on first read. */
-  readonly clientAddress: string
-}
 
 export interface CsrfState {
   /** Set when the response must carry a fresh CSRF token (header and cookie). */
@@ -33,7 +7,6 @@ export interface CsrfState {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    authnContext: AuthnContext
     csrfState: CsrfState
   }
 }

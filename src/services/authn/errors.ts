@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { STATUS_CODES } from 'node:http'
 import { AppError } from '../../core/errors/app-error.ts'
+import { CORE_ERROR_STATUS } from '../../core/errors/codes.ts'
 import { installErrorHandling } from '../../core/errors/error-handler.ts'
 
 /**
@@ -17,27 +18,42 @@ export function installDspaceErrors(app: FastifyInstance, clockNow: () => Date):
   }))
 }
 
+/**
+ * authn's codes beside the core's, each with its one HTTP status: a call site names the code,
+ * never the status.
+ */
+export const AUTHN_ERROR_STATUS = {
+  ...CORE_ERROR_STATUS,
+  authentication_failed: 401,
+  invalid_csrf_token: 403,
+  invalid_cors_request: 403,
+  unprocessable: 422,
+  email_taken: 422,
+  invalid_email: 422,
+  weak_password: 422,
+} as const
+
+export type AuthnErrorCode = keyof typeof AUTHN_ERROR_STATUS
+
+export function authnError(code: AuthnErrorCode, message: string, extra: { headers?: Record<string, string>; cause?: unknown } = {}): AppError {
+  return new AppError(code, message, { status: AUTHN_ERROR_STATUS[code], ...extra })
+}
+
 // The messages are DSpace's own, so clients that match on them keep working.
 export const authnErrors = {
   authenticationFailed: (wwwAuthenticate: string) =>
-    new AppError('authentication_failed', 'Authentication failed!', { status: 401, headers: { 'www-authenticate': wwwAuthenticate } }),
-  signOnFailed: (cause?: unknown) => new AppError('authentication_failed', 'Authentication failed!', { status: 401, cause }),
+    authnError('authentication_failed', 'Authentication failed!', { headers: { 'www-authenticate': wwwAuthenticate } }),
+  signOnFailed: (cause?: unknown) => authnError('authentication_failed', 'Authentication failed!', { cause }),
   authenticationRequired: (wwwAuthenticate?: string) =>
-    new AppError('unauthorized', 'Authentication is required', {
-      status: 401,
-      headers: wwwAuthenticate ? { 'www-authenticate': wwwAuthenticate } : undefined,
-    }),
-  accessDenied: (message = 'Access is denied') => new AppError('forbidden', message, { status: 403 }),
-  invalidCsrf: () => new AppError('invalid_csrf_token', 'Access is denied. Invalid CSRF token.', { status: 403 }),
-  invalidCors: () => new AppError('invalid_cors_request', 'Invalid CORS request', { status: 403 }),
-  badRequest: (message: string) => new AppError('bad_request', message, { status: 400 }),
-  formBodyRequired: () => new AppError('unsupported_media_type', 'Credentials must be sent as application/x-www-form-urlencoded', { status: 415 }),
-  unprocessable: (message: string) => new AppError('unprocessable', message, { status: 422 }),
-  notFound: (message: string) => new AppError('not_found', message, { status: 404 }),
-  methodNotAllowed: (message: string, allow: string) => new AppError('method_not_allowed', message, { status: 405, headers: { allow } }),
+    authnError('unauthorized', 'Authentication is required', { headers: wwwAuthenticate ? { 'www-authenticate': wwwAuthenticate } : undefined }),
+  accessDenied: (message = 'Access is denied') => authnError('forbidden', message),
+  invalidCsrf: () => authnError('invalid_csrf_token', 'Access is denied. Invalid CSRF token.'),
+  invalidCors: () => authnError('invalid_cors_request', 'Invalid CORS request'),
+  badRequest: (message: string) => authnError('bad_request', message),
+  formBodyRequired: () => authnError('unsupported_media_type', 'Credentials must be sent as application/x-www-form-urlencoded'),
+  unprocessable: (message: string) => authnError('unprocessable', message),
+  notFound: (message: string) => authnError('not_found', message),
+  methodNotAllowed: (message: string, allow: string) => authnError('method_not_allowed', message, { headers: { allow } }),
   tooManyAttempts: (retryAfterSeconds: number) =>
-    new AppError('rate_limited', 'Too many failed login attempts; try again later', {
-      status: 429,
-      headers: { 'retry-after': String(retryAfterSeconds) },
-    }),
+    authnError('rate_limited', 'Too many failed login attempts; try again later', { headers: { 'retry-after': String(retryAfterSeconds) } }),
 }

@@ -1,10 +1,10 @@
 import type { ServiceBase } from '../../core/service.ts'
 import type { AuthnConfig } from './config.ts'
-import { authnDatabase } from './db.ts'
-import { createEpersonsService } from './modules/epersons/epersons.service.ts'
-import { createTokenService } from './modules/sessions/tokens.service.ts'
-import { getOrCreateSetting } from './modules/settings/settings.repository.ts'
-import { moveSigningSecretOutOfDatabase, type SecretsLog, signingKeyring } from './modules/settings/signing-secret.ts'
+import { authnDatabase } from './tables.ts'
+import { createEpersonsService } from './modules/epersons/index.ts'
+import { createTokenService } from './modules/sessions/index.ts'
+import { getOrCreateSetting } from './modules/settings/index.ts'
+import { moveSigningSecretOutOfDatabase, type SecretsLog, signingKeyring } from './modules/settings/index.ts'
 
 const silent: SecretsLog = { info: () => {} }
 

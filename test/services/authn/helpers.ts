@@ -1,5 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { ADMINISTRATOR_GROUP } from '../../../src/services/authn/modules/epersons/epersons.service.ts'
+import { ADMINISTRATOR_GROUP } from '../../../src/services/authn/modules/epersons/index.ts'
 import { createAuthnServices } from '../../../src/services/authn/services.ts'
 import { buildTestApp, type Cleanup, serviceBaseOf, type TestApp, type TestAppOptions } from '../../helpers/build-app.ts'
 

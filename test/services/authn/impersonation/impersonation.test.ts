@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { LoginAsEntry } from '../../../../src/services/authn/modules/impersonation/audit-log.ts'
+import type { LoginAsEntry } from '../../../../src/services/authn/modules/impersonation/index.ts'
 import { ADMIN_EMAIL, addEperson, BrowserClient, loggedIn, startAuthn } from '../helpers.ts'
 
 test("X-On-Behalf-Of follows DSpace's order: no token 401, feature off 400, not admin 403, bad uuid 400, unknown or admin 400", async (t) => {

@@ -1,14 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Cidr } from '../../config.ts'
-import { type AuthnContext, UUID_PATTERN } from '../../context.ts'
+import { UUID_PATTERN } from '../../context.ts'
+import type { AuthnContext } from './auth-context.ts'
 import { authnErrors } from '../../errors.ts'
-import type { PublicEpersonRow } from '../epersons/epersons.repository.ts'
-import type { EpersonsService } from '../epersons/epersons.service.ts'
-import type { AuditLog } from '../impersonation/audit-log.ts'
-import type { SessionWithEperson } from '../sessions/sessions.repository.ts'
-import type { TokenService, ValidatedToken } from '../sessions/tokens.service.ts'
-import { type Address, clientAddress } from '../special-groups/client-address.ts'
-import type { SpecialGroupsService } from '../special-groups/special-groups.service.ts'
+import type { PublicEpersonRow } from '../epersons/index.ts'
+import type { EpersonsService } from '../epersons/index.ts'
+import type { AuditLog } from '../impersonation/index.ts'
+import type { SessionWithEperson } from '../sessions/index.ts'
+import type { TokenService, ValidatedToken } from '../sessions/index.ts'
+import { type Address, clientAddress } from '../special-groups/index.ts'
+import type { SpecialGroupsService } from '../special-groups/index.ts'
 
 export const SHORT_LIVED_QUERY_PARAMETER = 'authentication-token'
 const BEARER = /^Bearer\s+(\S+)\s*$/i
@@ -19,7 +20,9 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 }
 
 export function shortLivedTokenParameter(request: FastifyRequest): string | undefined {
-  const value = (request.query as Record<string, unknown> | undefined)?.[SHORT_LIVED_QUERY_PARAMETER]
+  // Runs in a hook before any route's schema applies, so the query is read as the unknown it is.
+  const query: unknown = request.query
+  const value = typeof query === 'object' && query !== null ? Reflect.get(query, SHORT_LIVED_QUERY_PARAMETER) : undefined
   return typeof value === 'string' ? value : Array.isArray(value) ? String(value[0]) : undefined
 }
 

@@ -1,15 +1,15 @@
-import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { noBody } from '../../hal.ts'
 import { rotateCsrf } from './csrf.ts'
 
-export async function csrfRoutes(scope: FastifyInstance): Promise<void> {
+export const csrfRoutes: FastifyPluginAsyncTypebox = async (scope) => {
   scope.get(
     '/security/csrf',
     {
       schema: {
         tags: ['authn'],
         summary: 'A fresh CSRF token, in the DSPACE-XSRF-TOKEN header and the CSRF cookie',
-        response: { 204: Type.Null() },
+        response: { 204: noBody() },
       },
     },
     async (request, reply) => {

@@ -1,5 +1,7 @@
-import type { DbExecutor } from '../../db.ts'
-import type { EpersonRow, GroupRow, NewEpersonRow } from './epersons.table.ts'
+import type { Executor } from '../../db.ts'
+import type { EpersonRow, EpersonsTables, GroupRow, NewEpersonRow } from './epersons.table.ts'
+
+type DbExecutor = Executor<EpersonsTables>
 
 // Explicit column lists: the password hash is read only where a password is checked.
 const PUBLIC_COLUMNS = ['uuid', 'email', 'can_log_in', 'first_name', 'last_name', 'created_at', 'last_active'] as const

@@ -1,9 +1,11 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import { apiBase, UUID_PATTERN } from '../../context.ts'
 import { authnErrors } from '../../errors.ts'
-import { EpersonSchema, errorResponses, GroupSchema, HAL_CONTENT_TYPE, toEpersonResponse, toGroupResponse } from '../../hal.ts'
-import type { Challenge } from '../login/challenge.ts'
+import { errorResponses, HAL_CONTENT_TYPE, noBody } from '../../hal.ts'
+import { EpersonSchema, GroupSchema, toEpersonResponse, toGroupResponse } from './epersons.schemas.ts'
+import type { Challenge } from '../../challenge.ts'
 import { epersonNotFound, groupNotFound } from './epersons.errors.ts'
 import type { PublicEpersonRow } from './epersons.repository.ts'
 import type { EpersonsService } from './epersons.service.ts'
@@ -37,8 +39,12 @@ function firstValue(metadata: Record<string, Array<{ value: string }>> | undefin
   return metadata?.[key]?.[0]?.value
 }
 
-export function epersonsRoutes(deps: { epersons: EpersonsService; challenge: Challenge }) {
-  const { epersons, challenge } = deps
+export interface EpersonsRoutesOptions {
+  epersons: EpersonsService
+  challenge: Challenge
+}
+
+export const epersonsRoutes: FastifyPluginAsyncTypebox<EpersonsRoutesOptions> = async (scope, { epersons, challenge }) => {
 
   function requireUser(request: FastifyRequest): PublicEpersonRow {
     const eperson = request.authnContext.eperson
@@ -52,143 +58,136 @@ export function epersonsRoutes(deps: { epersons: EpersonsService; challenge: Cha
     return eperson
   }
 
-  return async (scope: FastifyInstance) => {
-    scope.get(
-      '/eperson/epersons/:uuid',
-      {
-        schema: {
-          tags: ['authn'],
-          summary: 'An eperson (yourself, or anyone for an administrator)',
-          params: UuidParams,
-          response: { 200: EpersonSchema, ...errorResponses(400, 401, 403, 404) },
-        },
+  scope.get(
+    '/eperson/epersons/:uuid',
+    {
+      schema: {
+        tags: ['authn'],
+        summary: 'An eperson (yourself, or anyone for an administrator)',
+        params: UuidParams,
+        response: { 200: EpersonSchema, ...errorResponses(400, 401, 403, 404) },
       },
-      async (request, reply) => {
-        const { uuid } = request.params as { uuid: string }
-        const caller = requireUser(request)
-        const id = uuid.toLowerCase()
-        // Anyone but an administrator gets 403 for every other uuid, existing or not.
-        if (caller.uuid !== id && !(await epersons.isAdmin(caller.uuid))) throw authnErrors.accessDenied()
-        const found = await epersons.findByUuid(id)
-        if (!found) throw epersonNotFound(id)
-        return reply.type(HAL_CONTENT_TYPE).send(toEpersonResponse(apiBase(request), found))
-      },
-    )
+    },
+    async (request, reply) => {
+      const { uuid } = request.params
+      const caller = requireUser(request)
+      const id = uuid.toLowerCase()
+      // Anyone but an administrator gets 403 for every other uuid, existing or not.
+      if (caller.uuid !== id && !(await epersons.isAdmin(caller.uuid))) throw authnErrors.accessDenied()
+      const found = await epersons.findByUuid(id)
+      if (!found) throw epersonNotFound(id)
+      return reply.type(HAL_CONTENT_TYPE).send(toEpersonResponse(apiBase(request), found))
+    },
+  )
 
-    scope.post(
-      '/eperson/epersons',
-      {
-        schema: {
-          tags: ['authn'],
-          summary: 'Create an eperson (administrators)',
-          body: CreateEpersonBody,
-          response: { 201: EpersonSchema, ...errorResponses(400, 401, 403, 422) },
-        },
+  scope.post(
+    '/eperson/epersons',
+    {
+      schema: {
+        tags: ['authn'],
+        summary: 'Create an eperson (administrators)',
+        body: CreateEpersonBody,
+        response: { 201: EpersonSchema, ...errorResponses(400, 401, 403, 422) },
       },
-      async (request, reply) => {
-        await requireAdmin(request)
-        const body = request.body as {
-          email: string
-          password?: string
-          canLogIn?: boolean
-          metadata?: Record<string, Array<{ value: string }>>
+    },
+    async (request, reply) => {
+      await requireAdmin(request)
+      const body = request.body
+      const created = await epersons.create({
+        email: body.email,
+        password: body.password,
+        canLogIn: body.canLogIn ?? true,
+        firstName: firstValue(body.metadata, 'eperson.firstname'),
+        lastName: firstValue(body.metadata, 'eperson.lastname'),
+      })
+      const response = toEpersonResponse(apiBase(request), created)
+      return reply.status(201).type(HAL_CONTENT_TYPE).header('location', response._links.self.href).send(response)
+    },
+  )
+
+  scope.patch(
+    '/eperson/epersons/:uuid',
+    {
+      schema: {
+        tags: ['authn'],
+        summary: 'Change the password or canLogIn of an eperson (JSON Patch)',
+        params: UuidParams,
+        body: PatchBody,
+        response: { 200: EpersonSchema, ...errorResponses(400, 401, 403, 404, 422) },
+      },
+    },
+    async (request, reply) => {
+      const { uuid } = request.params
+      const id = uuid.toLowerCase()
+      const caller = requireUser(request)
+      const admin = await epersons.isAdmin(caller.uuid)
+      if (!admin && caller.uuid !== id) throw authnErrors.accessDenied()
+      const operations = request.body
+      if (!(await epersons.findByUuid(id))) throw epersonNotFound(id)
+      for (const operation of operations) {
+        if (operation.path === '/canLogIn') {
+          if (!admin) throw authnErrors.accessDenied()
+          if (typeof operation.value !== 'boolean') throw authnErrors.badRequest('/canLogIn takes true or false')
+          await epersons.setCanLogIn(id, operation.value)
+          continue
         }
-        const created = await epersons.create({
-          email: body.email,
-          password: body.password,
-          canLogIn: body.canLogIn ?? true,
-          firstName: firstValue(body.metadata, 'eperson.firstname'),
-          lastName: firstValue(body.metadata, 'eperson.lastname'),
-        })
-        const response = toEpersonResponse(apiBase(request), created)
-        return reply.status(201).type(HAL_CONTENT_TYPE).header('location', response._links.self.href).send(response)
-      },
-    )
-
-    scope.patch(
-      '/eperson/epersons/:uuid',
-      {
-        schema: {
-          tags: ['authn'],
-          summary: 'Change the password or canLogIn of an eperson (JSON Patch)',
-          params: UuidParams,
-          body: PatchBody,
-          response: { 200: EpersonSchema, ...errorResponses(400, 401, 403, 404, 422) },
-        },
-      },
-      async (request, reply) => {
-        const { uuid } = request.params as { uuid: string }
-        const id = uuid.toLowerCase()
-        const caller = requireUser(request)
-        const admin = await epersons.isAdmin(caller.uuid)
-        if (!admin && caller.uuid !== id) throw authnErrors.accessDenied()
-        const operations = request.body as Array<{ path: string; value: unknown }>
-        if (!(await epersons.findByUuid(id))) throw epersonNotFound(id)
-        for (const operation of operations) {
-          if (operation.path === '/canLogIn') {
-            if (!admin) throw authnErrors.accessDenied()
-            if (typeof operation.value !== 'boolean') throw authnErrors.badRequest('/canLogIn takes true or false')
-            await epersons.setCanLogIn(id, operation.value)
-            continue
-          }
-          const value = operation.value
-          const next =
-            typeof value === 'string' ? value : typeof value === 'object' && value !== null ? (value as { new_password: string }).new_password : undefined
-          if (next === undefined) throw authnErrors.badRequest('/password takes a string or {new_password, current_password}')
-          if (!admin) {
-            // Users change their own password only by proving they know the current one.
-            const current = typeof value === 'object' && value !== null ? (value as { current_password?: unknown }).current_password : undefined
-            if (typeof current !== 'string' || !(await epersons.checkCurrentPassword(id, current)))
-              throw authnErrors.accessDenied('The current password is wrong')
-          }
-          await epersons.setPassword(id, next)
+        const value = operation.value
+        const next =
+          typeof value === 'string' ? value : typeof value === 'object' && value !== null ? (value as { new_password: string }).new_password : undefined
+        if (next === undefined) throw authnErrors.badRequest('/password takes a string or {new_password, current_password}')
+        if (!admin) {
+          // Users change their own password only by proving they know the current one.
+          const current = typeof value === 'object' && value !== null ? (value as { current_password?: unknown }).current_password : undefined
+          if (typeof current !== 'string' || !(await epersons.checkCurrentPassword(id, current)))
+            throw authnErrors.accessDenied('The current password is wrong')
         }
-        const updated = await epersons.findByUuid(id)
-        if (!updated) throw epersonNotFound(id)
-        return reply.type(HAL_CONTENT_TYPE).send(toEpersonResponse(apiBase(request), updated))
-      },
-    )
+        await epersons.setPassword(id, next)
+      }
+      const updated = await epersons.findByUuid(id)
+      if (!updated) throw epersonNotFound(id)
+      return reply.type(HAL_CONTENT_TYPE).send(toEpersonResponse(apiBase(request), updated))
+    },
+  )
 
-    scope.delete(
-      '/eperson/epersons/:uuid',
-      {
-        schema: {
-          tags: ['authn'],
-          summary: 'Delete an eperson (administrators)',
-          params: UuidParams,
-          response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 422) },
-        },
+  scope.delete(
+    '/eperson/epersons/:uuid',
+    {
+      schema: {
+        tags: ['authn'],
+        summary: 'Delete an eperson (administrators)',
+        params: UuidParams,
+        response: { 204: noBody(), ...errorResponses(400, 401, 403, 404, 422) },
       },
-      async (request, reply) => {
-        const caller = await requireAdmin(request)
-        const { uuid } = request.params as { uuid: string }
-        const id = uuid.toLowerCase()
-        if (id === caller.uuid) throw authnErrors.unprocessable('Administrators cannot delete themselves')
-        await epersons.remove(id)
-        return reply.status(204).send()
-      },
-    )
+    },
+    async (request, reply) => {
+      const caller = await requireAdmin(request)
+      const { uuid } = request.params
+      const id = uuid.toLowerCase()
+      if (id === caller.uuid) throw authnErrors.unprocessable('Administrators cannot delete themselves')
+      await epersons.remove(id)
+      return reply.status(204).send()
+    },
+  )
 
-    scope.get(
-      '/eperson/groups/:uuid',
-      {
-        schema: {
-          tags: ['authn'],
-          summary: 'A group (its members, and administrators)',
-          params: UuidParams,
-          response: { 200: GroupSchema, ...errorResponses(400, 401, 403, 404) },
-        },
+  scope.get(
+    '/eperson/groups/:uuid',
+    {
+      schema: {
+        tags: ['authn'],
+        summary: 'A group (its members, and administrators)',
+        params: UuidParams,
+        response: { 200: GroupSchema, ...errorResponses(400, 401, 403, 404) },
       },
-      async (request, reply) => {
-        const { uuid } = request.params as { uuid: string }
-        const id = uuid.toLowerCase()
-        const caller = requireUser(request)
-        const allowed = request.authnContext.specialGroups.includes(id) || (await epersons.isMember(caller.uuid, id)) || (await epersons.isAdmin(caller.uuid))
-        if (!allowed) throw authnErrors.accessDenied()
-        const group = await epersons.findGroup(id)
-        if (!group) throw groupNotFound(id)
-        return reply.type(HAL_CONTENT_TYPE).send(toGroupResponse(apiBase(request), group))
-      },
-    )
-  }
+    },
+    async (request, reply) => {
+      const { uuid } = request.params
+      const id = uuid.toLowerCase()
+      const caller = requireUser(request)
+      const allowed = request.authnContext.specialGroups.includes(id) || (await epersons.isMember(caller.uuid, id)) || (await epersons.isAdmin(caller.uuid))
+      if (!allowed) throw authnErrors.accessDenied()
+      const group = await epersons.findGroup(id)
+      if (!group) throw groupNotFound(id)
+      return reply.type(HAL_CONTENT_TYPE).send(toGroupResponse(apiBase(request), group))
+    },
+  )
 }

@@ -3,11 +3,16 @@ import { isUniqueViolation } from '../../../../core/db/errors.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
 import { hashPassword, verifyPassword } from '../../../../core/security/password.ts'
-import type { AuthnDatabase } from '../../db.ts'
-import type { TokenService } from '../sessions/tokens.service.ts'
+import type { ModuleDatabase } from '../../db.ts'
+import type { SessionsTables } from '../sessions/index.ts'
+import type { TokenService } from '../sessions/index.ts'
 import { emailTaken, epersonNotFound, groupNotFound, invalidEmail, weakPassword } from './epersons.errors.ts'
 import * as repo from './epersons.repository.ts'
-import type { GroupRow } from './epersons.table.ts'
+import type { EpersonsTables, GroupRow } from './epersons.table.ts'
+
+// A password change, a disabled account or a deletion revokes the eperson's sessions in the same
+// transaction, so this service's transactions span the sessions module's table too.
+type AuthnDatabase = ModuleDatabase<EpersonsTables & SessionsTables>
 
 export const ADMINISTRATOR_GROUP = 'Administrator'
 
@@ -64,6 +69,8 @@ export function createEpersonsService(deps: { database: AuthnDatabase; clock: Cl
 
     findByUuid: (uuid: string) => repo.findEpersonByUuid(db, uuid),
     findByEmail: (email: string) => repo.findEpersonByEmail(db, normalizeEmail(email)),
+    /** The password hash and login flag of an already-normalised e-mail, for the login check only. */
+    findCredentials: (normalizedEmail: string) => repo.findCredentialsByEmail(db, normalizedEmail),
     findGroup: (uuid: string) => repo.findGroupByUuid(db, uuid),
     findGroupByName: (name: string) => repo.findGroupByName(db, name),
     groupsByUuids: (uuids: readonly string[]) => repo.findGroupsByUuids(db, uuids),

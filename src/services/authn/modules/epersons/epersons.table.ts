@@ -27,3 +27,10 @@ export interface GroupMembersTable {
 export type EpersonRow = Selectable<EpersonsTable>
 export type NewEpersonRow = Insertable<EpersonsTable>
 export type GroupRow = Selectable<GroupsTable>
+
+/** The tables this module owns. */
+export interface EpersonsTables {
+  authn_epersons: EpersonsTable
+  authn_groups: GroupsTable
+  authn_group_members: GroupMembersTable
+}

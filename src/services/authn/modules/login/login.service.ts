@@ -1,12 +1,10 @@
 import { verifyPassword } from '../../../../core/security/password.ts'
-import type { AuthnContext } from '../../context.ts'
-import type { AuthnDatabase } from '../../db.ts'
+import type { AuthnContext } from '../auth-context/index.ts'
 import { authnErrors } from '../../errors.ts'
-import { findCredentialsByEmail } from '../epersons/epersons.repository.ts'
-import { type EpersonsService, normalizeEmail } from '../epersons/epersons.service.ts'
-import type { TokenService } from '../sessions/tokens.service.ts'
-import type { SpecialGroupsService } from '../special-groups/special-groups.service.ts'
-import type { ThrottleService } from '../throttle/throttle.service.ts'
+import { type EpersonsService, normalizeEmail } from '../epersons/index.ts'
+import type { TokenService } from '../sessions/index.ts'
+import type { SpecialGroupsService } from '../special-groups/index.ts'
+import type { ThrottleService } from '../throttle/index.ts'
 
 export interface HandoffExchange {
   /** Consumes a one-time hand-off code; undefined when unknown, used or expired. */
@@ -14,14 +12,13 @@ export interface HandoffExchange {
 }
 
 export function createLoginService(deps: {
-  database: AuthnDatabase
   tokens: TokenService
   epersons: EpersonsService
   specialGroups: SpecialGroupsService
   throttle: ThrottleService
   handoffs?: HandoffExchange
 }) {
-  const { database, tokens, epersons, specialGroups, throttle } = deps
+  const { tokens, epersons, specialGroups, throttle } = deps
 
   return {
     /**
@@ -33,7 +30,7 @@ export function createLoginService(deps: {
       const email = normalizeEmail(input.user)
       const wait = await throttle.retryAfterSeconds(email, input.clientAddress)
       if (wait > 0) throw authnErrors.tooManyAttempts(wait)
-      const credentials = email ? await findCredentialsByEmail(database.db, email) : undefined
+      const credentials = email ? await epersons.findCredentials(email) : undefined
       const passwordOk = await verifyPassword(input.password, credentials?.password_hash)
       if (!credentials || !passwordOk || credentials.can_log_in !== 1) {
         await throttle.recordFailure(email, input.clientAddress)

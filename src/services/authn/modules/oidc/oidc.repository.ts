@@ -1,5 +1,7 @@
-import type { DbExecutor } from '../../db.ts'
-import type { HandoffsTable, OidcFlowsTable } from './oidc.table.ts'
+import type { Executor } from '../../db.ts'
+import type { HandoffsTable, OidcFlowsTable, OidcTables } from './oidc.table.ts'
+
+type DbExecutor = Executor<OidcTables>
 
 export async function insertFlow(db: DbExecutor, row: OidcFlowsTable): Promise<void> {
   await db.insertInto('authn_oidc_flows').values(row).execute()

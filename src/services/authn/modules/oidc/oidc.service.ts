@@ -2,11 +2,14 @@ import * as client from 'openid-client'
 import type { Clock } from '../../../../core/clock.ts'
 import { generateSecretToken, hashSecretToken } from '../../../../core/security/secret-token.ts'
 import type { AuthnConfig } from '../../config.ts'
-import type { AuthnDatabase } from '../../db.ts'
+import type { ModuleDatabase } from '../../db.ts'
+import type { OidcTables } from './oidc.table.ts'
 import { authnErrors } from '../../errors.ts'
-import type { EpersonsService } from '../epersons/epersons.service.ts'
-import type { HandoffExchange } from '../login/login.service.ts'
+import type { EpersonsService } from '../epersons/index.ts'
+import type { HandoffExchange } from '../login/index.ts'
 import { deleteExpired, insertFlow, insertHandoff, takeFlow, takeHandoff } from './oidc.repository.ts'
+
+type AuthnDatabase = ModuleDatabase<OidcTables>
 
 export const OIDC_METHOD = 'oidc'
 const FLOW_LIFETIME_MS = 10 * 60_000

@@ -12,3 +12,9 @@ export interface HandoffsTable {
   method: string
   expires_at: string
 }
+
+/** The tables this module owns. */
+export interface OidcTables {
+  authn_oidc_flows: OidcFlowsTable
+  authn_handoffs: HandoffsTable
+}

@@ -1,6 +1,9 @@
 import { lockForUpdate } from '../../../../core/db/transaction.ts'
-import type { AuthnDatabase, DbExecutor } from '../../db.ts'
-import type { SessionRow } from './sessions.table.ts'
+import type { Executor, ModuleDatabase } from '../../db.ts'
+import type { SessionRow, SessionsTables } from './sessions.table.ts'
+
+type DbExecutor = Executor<SessionsTables>
+type AuthnDatabase = ModuleDatabase<SessionsTables>
 
 const SESSION_COLUMNS = [
   'authn_sessions.id',

@@ -5,7 +5,8 @@ import type { IdGenerator } from '../../../../core/ids.ts'
 import { jwtKeyId, signJwt, verifyJwt } from '../../../../core/security/jwt.ts'
 import type { Key, KeySet, Keyring } from '../../../../core/security/keyring.ts'
 import { deriveKey } from '../../../../core/security/secret-token.ts'
-import type { AuthnDatabase, DbExecutor } from '../../db.ts'
+import type { Executor, ModuleDatabase } from '../../db.ts'
+import type { SessionsTables } from './sessions.table.ts'
 import {
   deleteExpiredSessionsOf,
   deleteSessionsOf,
@@ -15,6 +16,9 @@ import {
   rotateSession,
   type SessionWithEperson,
 } from './sessions.repository.ts'
+
+type DbExecutor = Executor<SessionsTables>
+type AuthnDatabase = ModuleDatabase<SessionsTables>
 
 /** The `typ` header of short-lived tokens; login tokens carry none, as in DSpace. */
 export const SHORT_LIVED_TOKEN_TYPE = 'dspace-shortlived+jwt'

@@ -1,5 +1,8 @@
 import { isUniqueViolation } from '../../../../core/db/errors.ts'
-import type { DbExecutor } from '../../db.ts'
+import type { Executor } from '../../db.ts'
+import type { SettingsTables } from './settings.table.ts'
+
+type DbExecutor = Executor<SettingsTables>
 
 /**
  * Reads a setting, creating it with `generate()` when it does not exist yet. Several instances

@@ -1,8 +1,11 @@
 import type { Clock } from '../../../../core/clock.ts'
 import type { Keyring, Secrets } from '../../../../core/security/keyring.ts'
 import { generateSecretToken } from '../../../../core/security/secret-token.ts'
-import type { DbExecutor } from '../../db.ts'
+import type { Executor } from '../../db.ts'
+import type { SettingsTables } from './settings.table.ts'
 import { deleteSetting, findSetting } from './settings.repository.ts'
+
+type DbExecutor = Executor<SettingsTables>
 
 /** The JWT signing secret's name in the secrets file. */
 export const SIGNING_SECRET = 'authn.jwt'

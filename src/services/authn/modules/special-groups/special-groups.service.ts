@@ -1,6 +1,6 @@
 import type { IpGroupRule } from '../../config.ts'
-import type { GroupRow } from '../epersons/epersons.table.ts'
-import type { EpersonsService } from '../epersons/epersons.service.ts'
+import type { GroupRow } from '../epersons/index.ts'
+import type { EpersonsService } from '../epersons/index.ts'
 import { type Address, inRanges } from './client-address.ts'
 
 /**

@@ -1,21 +1,12 @@
-import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { type Static, Type } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
 import { apiBase } from '../../context.ts'
 import { authnErrors } from '../../errors.ts'
-import {
-  EpersonSchema,
-  nullable,
-  errorResponses,
-  GroupSchema,
-  HAL_CONTENT_TYPE,
-  LinkSchema,
-  pageSchema,
-  toEpersonResponse,
-  toGroupResponse,
-  toPage,
-} from '../../hal.ts'
-import type { Challenge } from '../login/challenge.ts'
-import type { SpecialGroupsService } from '../special-groups/special-groups.service.ts'
+import { errorResponses, HAL_CONTENT_TYPE, LinkSchema, nullable, pageSchema, toPage } from '../../hal.ts'
+import { EpersonSchema, GroupSchema, toEpersonResponse, toGroupResponse } from '../epersons/index.ts'
+import type { Challenge } from '../../challenge.ts'
+import type { SpecialGroupsService } from '../special-groups/index.ts'
 
 const SpecialGroupsPage = pageSchema('specialGroups', GroupSchema)
 
@@ -55,8 +46,12 @@ const PROJECTIONS = new Set(['full', 'default'])
 const RENDERINGS_PER_SESSION = 8
 const DEFAULT_PAGE_SIZE = 20
 
-export function statusRoutes(deps: { specialGroups: SpecialGroupsService; challenge: Challenge }) {
-  const { specialGroups, challenge } = deps
+export interface StatusRoutesOptions {
+  specialGroups: SpecialGroupsService
+  challenge: Challenge
+}
+
+export const statusRoutes: FastifyPluginAsyncTypebox<StatusRoutesOptions> = async (scope, { specialGroups, challenge }) => {
 
   async function specialGroupsPage(request: FastifyRequest, page = 0, size = DEFAULT_PAGE_SIZE) {
     const base = apiBase(request)
@@ -75,92 +70,92 @@ export function statusRoutes(deps: { specialGroups: SpecialGroupsService; challe
   // data the request was authenticated with.
   const rendered = new WeakMap<object, Map<string, string>>()
 
-  return async (scope: FastifyInstance) => {
-    scope.get(
-      '/authn',
-      { schema: { tags: ['authn'], summary: 'Links to the authentication endpoints', response: { 200: AuthnRootResponse } } },
-      async (request, reply) => {
-        const base = `${apiBase(request)}/authn`
-        return reply.type(HAL_CONTENT_TYPE).send({
-          type: 'authn' as const,
+  scope.get(
+    '/authn',
+    { schema: { tags: ['authn'], summary: 'Links to the authentication endpoints', response: { 200: AuthnRootResponse } } },
+    async (request, reply) => {
+      const base = `${apiBase(request)}/authn`
+      return reply.type(HAL_CONTENT_TYPE).send({
+        type: 'authn' as const,
+        _links: {
+          login: { href: `${base}/login` },
+          logout: { href: `${base}/logout` },
+          status: { href: `${base}/status` },
+          shortlivedtokens: { href: `${base}/shortlivedtokens` },
+          self: { href: base },
+        },
+      })
+    },
+  )
+
+  // The reply is the body rendered once per session snapshot (a string), or the object it came
+  // from; the generic says so, the query's type is the schema's own.
+  scope.get<{ Querystring: Static<typeof StatusQuery>; Reply: Static<typeof StatusResponse> | string }>(
+    '/authn/status',
+    {
+      schema: {
+        tags: ['authn'],
+        summary: 'Who the request is authenticated as (always 200)',
+        querystring: StatusQuery,
+        response: { 200: StatusResponse, ...errorResponses(400) },
+      },
+    },
+    async (request, reply) => {
+      const { projection, embed } = request.query
+      if (projection !== undefined && !PROJECTIONS.has(projection)) throw authnErrors.badRequest(`The projection provided is not supported: ${projection}`)
+      const wanted = embed === undefined ? undefined : new Set((Array.isArray(embed) ? embed : [embed]).map((item) => item.split('/')[0]))
+      const context = request.authnContext
+      const snapshot = context.sessionSnapshot
+      const renderKey = snapshot && `${request.protocol}|${request.host}|${request.url}|${context.specialGroups.join(',')}`
+      const cached = snapshot && renderKey ? rendered.get(snapshot)?.get(renderKey) : undefined
+      if (cached !== undefined) return reply.type(HAL_CONTENT_TYPE).send(cached)
+      const base = apiBase(request)
+      const eperson = context.eperson
+      const embedded: { eperson?: ReturnType<typeof toEpersonResponse> | null; specialGroups?: Awaited<ReturnType<typeof specialGroupsPage>> } = {}
+      if (!wanted || wanted.has('eperson')) embedded.eperson = eperson ? toEpersonResponse(base, eperson) : null
+      if (!wanted || wanted.has('specialGroups')) embedded.specialGroups = await specialGroupsPage(request)
+      if (!eperson) reply.header('www-authenticate', challenge(request))
+      const body = String(
+        reply.serialize({
+          id: null,
+          okay: true,
+          authenticated: eperson !== undefined,
+          authenticationMethod: eperson ? (context.method ?? null) : null,
+          type: 'status' as const,
           _links: {
-            login: { href: `${base}/login` },
-            logout: { href: `${base}/logout` },
-            status: { href: `${base}/status` },
-            shortlivedtokens: { href: `${base}/shortlivedtokens` },
-            self: { href: base },
+            // DSpace links a logged-in user's record directly (DSpace#8274 keeps the quirk for anonymous).
+            eperson: { href: eperson ? `${base}/eperson/epersons/${eperson.uuid}` : `${base}/authn/status/eperson` },
+            specialGroups: { href: `${base}/authn/status/specialGroups` },
+            self: { href: `${base}/authn/status` },
           },
-        })
-      },
-    )
-
-    scope.get(
-      '/authn/status',
-      {
-        schema: {
-          tags: ['authn'],
-          summary: 'Who the request is authenticated as (always 200)',
-          querystring: StatusQuery,
-          response: { 200: StatusResponse, ...errorResponses(400) },
-        },
-      },
-      async (request, reply) => {
-        const { projection, embed } = request.query as { projection?: string; embed?: string | string[] }
-        if (projection !== undefined && !PROJECTIONS.has(projection)) throw authnErrors.badRequest(`The projection provided is not supported: ${projection}`)
-        const wanted = embed === undefined ? undefined : new Set((Array.isArray(embed) ? embed : [embed]).map((item) => item.split('/')[0]))
-        const context = request.authnContext
-        const snapshot = context.sessionSnapshot
-        const renderKey = snapshot && `${request.protocol}|${request.host}|${request.url}|${context.specialGroups.join(',')}`
-        const cached = snapshot && renderKey ? rendered.get(snapshot)?.get(renderKey) : undefined
-        if (cached !== undefined) return reply.type(HAL_CONTENT_TYPE).send(cached)
-        const base = apiBase(request)
-        const eperson = context.eperson
-        const embedded: { eperson?: ReturnType<typeof toEpersonResponse> | null; specialGroups?: Awaited<ReturnType<typeof specialGroupsPage>> } = {}
-        if (!wanted || wanted.has('eperson')) embedded.eperson = eperson ? toEpersonResponse(base, eperson) : null
-        if (!wanted || wanted.has('specialGroups')) embedded.specialGroups = await specialGroupsPage(request)
-        if (!eperson) reply.header('www-authenticate', challenge(request))
-        const body = String(
-          reply.serialize({
-            id: null,
-            okay: true,
-            authenticated: eperson !== undefined,
-            authenticationMethod: eperson ? (context.method ?? null) : null,
-            type: 'status' as const,
-            _links: {
-              // DSpace links a logged-in user's record directly (DSpace#8274 keeps the quirk for anonymous).
-              eperson: { href: eperson ? `${base}/eperson/epersons/${eperson.uuid}` : `${base}/authn/status/eperson` },
-              specialGroups: { href: `${base}/authn/status/specialGroups` },
-              self: { href: `${base}/authn/status` },
-            },
-            ...(Object.keys(embedded).length > 0 ? { _embedded: embedded } : {}),
-          }),
-        )
-        if (snapshot && renderKey) {
-          let renderings = rendered.get(snapshot)
-          if (!renderings || renderings.size >= RENDERINGS_PER_SESSION) {
-            renderings = new Map()
-            rendered.set(snapshot, renderings)
-          }
-          renderings.set(renderKey, body)
+          ...(Object.keys(embedded).length > 0 ? { _embedded: embedded } : {}),
+        }),
+      )
+      if (snapshot && renderKey) {
+        let renderings = rendered.get(snapshot)
+        if (!renderings || renderings.size >= RENDERINGS_PER_SESSION) {
+          renderings = new Map()
+          rendered.set(snapshot, renderings)
         }
-        return reply.type(HAL_CONTENT_TYPE).send(body)
-      },
-    )
+        renderings.set(renderKey, body)
+      }
+      return reply.type(HAL_CONTENT_TYPE).send(body)
+    },
+  )
 
-    scope.get(
-      '/authn/status/specialGroups',
-      {
-        schema: {
-          tags: ['authn'],
-          summary: 'Special groups of this request (login method and client address)',
-          querystring: PageQuery,
-          response: { 200: SpecialGroupsPage },
-        },
+  scope.get(
+    '/authn/status/specialGroups',
+    {
+      schema: {
+        tags: ['authn'],
+        summary: 'Special groups of this request (login method and client address)',
+        querystring: PageQuery,
+        response: { 200: SpecialGroupsPage },
       },
-      async (request, reply) => {
-        const { page, size } = request.query as { page?: number; size?: number }
-        return reply.type(HAL_CONTENT_TYPE).send(await specialGroupsPage(request, page, size))
-      },
-    )
-  }
+    },
+    async (request, reply) => {
+      const { page, size } = request.query
+      return reply.type(HAL_CONTENT_TYPE).send(await specialGroupsPage(request, page, size))
+    },
+  )
 }

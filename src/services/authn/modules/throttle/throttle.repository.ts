@@ -1,5 +1,9 @@
 import { lockForUpdate } from '../../../../core/db/transaction.ts'
-import type { AuthnDatabase, DbExecutor } from '../../db.ts'
+import type { Executor, ModuleDatabase } from '../../db.ts'
+import type { ThrottleTables } from './throttle.table.ts'
+
+type DbExecutor = Executor<ThrottleTables>
+type AuthnDatabase = ModuleDatabase<ThrottleTables>
 
 export interface FailureRow {
   key: string

@@ -1,8 +1,11 @@
 import type { Clock } from '../../../../core/clock.ts'
 import { isUniqueViolation } from '../../../../core/db/errors.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
-import type { AuthnDatabase } from '../../db.ts'
+import type { ModuleDatabase } from '../../db.ts'
+import type { ThrottleTables } from './throttle.table.ts'
 import { deleteFailures, deleteStaleFailures, findFailureForUpdate, findFailures, saveFailure } from './throttle.repository.ts'
+
+type AuthnDatabase = ModuleDatabase<ThrottleTables>
 
 /**
  * Brute-force throttling of password logins, kept in the database so every instance sees the

@@ -5,3 +5,8 @@ export interface LoginFailuresTable {
   last_failure_at: string
   blocked_until: string | null
 }
+
+/** The tables this module owns. */
+export interface ThrottleTables {
+  authn_login_failures: LoginFailuresTable
+}

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { apiBase } from '../../context.ts'
+import { apiBase } from './context.ts'
 
 /**
  * The `WWW-Authenticate` value listing every enabled scheme, in DSpace's format

@@ -1,0 +1,2 @@
+export type { AuthnContext } from './auth-context.ts'
+export { bearerToken, installAuthentication } from './authenticate.ts'

@@ -1,0 +1,1 @@
+export { installCors } from './cors.ts'

@@ -1,0 +1,2 @@
+export { csrfRoutes } from './csrf.routes.ts'
+export { installCsrf, rotateCsrf } from './csrf.ts'

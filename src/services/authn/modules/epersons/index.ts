@@ -1,0 +1,5 @@
+export type { PublicEpersonRow } from './epersons.repository.ts'
+export { epersonsRoutes } from './epersons.routes.ts'
+export { EpersonSchema, GroupSchema, toEpersonResponse, toGroupResponse } from './epersons.schemas.ts'
+export { ADMINISTRATOR_GROUP, createEpersonsService, normalizeEmail, type EpersonsService } from './epersons.service.ts'
+export type { EpersonsTables, GroupRow } from './epersons.table.ts'

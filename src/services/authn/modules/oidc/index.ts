@@ -1,0 +1,3 @@
+export { oidcRoutes } from './oidc.routes.ts'
+export { createOidcService, OIDC_METHOD } from './oidc.service.ts'
+export type { OidcTables } from './oidc.table.ts'
