@@ -111,3 +111,18 @@ test('GET /eperson/groups/{uuid}: members and administrators', async (t) => {
   assert.equal((await admin.request('GET', `eperson/groups/${group.uuid}`)).statusCode, 200)
   assert.equal((await admin.request('GET', 'eperson/groups/00000000-0000-4000-8000-000000000000')).statusCode, 404)
 })
+
+test('a JSON Patch of /password whose new_password or current_password is not a string is a 400, not a 500', async (t) => {
+  const test_ = await startAuthn(t)
+  const alice = await addEperson(test_, 'alice@example.org')
+  const admin = await loggedIn(test_.app, ADMIN_EMAIL)
+  const self = await loggedIn(test_.app, 'alice@example.org')
+  for (const value of [{ new_password: 123 }, { new_password: null }, { new_password: ['x'] }, {}]) {
+    const response = await admin.request('PATCH', `eperson/epersons/${alice.uuid}`, { json: [{ op: 'replace', path: '/password', value }] })
+    assert.equal(response.statusCode, 400, `${JSON.stringify(value)}: ${response.body}`)
+  }
+  const selfChange = await self.request('PATCH', `eperson/epersons/${alice.uuid}`, {
+    json: [{ op: 'add', path: '/password', value: { new_password: 'a brand new password', current_password: 42 } }],
+  })
+  assert.equal(selfChange.statusCode, 400, selfChange.body)
+})

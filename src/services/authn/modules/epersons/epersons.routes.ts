@@ -35,6 +35,15 @@ const PatchOperation = Type.Object({
 })
 const PatchBody = Type.Array(PatchOperation, { minItems: 1, maxItems: 10 })
 
+/** A /password operation's value: a string (DSpace 7.0–7.5) or {new_password, current_password} (7.6+), strings only. */
+function passwordChange(value: unknown): { next: string; current?: string } | undefined {
+  if (typeof value === 'string') return { next: value }
+  if (typeof value !== 'object' || value === null) return undefined
+  const { new_password: next, current_password: current } = value as Record<string, unknown>
+  if (typeof next !== 'string' || (current !== undefined && typeof current !== 'string')) return undefined
+  return { next, current }
+}
+
 function firstValue(metadata: Record<string, Array<{ value: string }>> | undefined, key: string): string | undefined {
   return metadata?.[key]?.[0]?.value
 }
@@ -131,17 +140,14 @@ export const epersonsRoutes: FastifyPluginAsyncTypebox<EpersonsRoutesOptions> = 
           await epersons.setCanLogIn(id, operation.value)
           continue
         }
-        const value = operation.value
-        const next =
-          typeof value === 'string' ? value : typeof value === 'object' && value !== null ? (value as { new_password: string }).new_password : undefined
-        if (next === undefined) throw authnErrors.badRequest('/password takes a string or {new_password, current_password}')
+        const change = passwordChange(operation.value)
+        if (!change) throw authnErrors.badRequest('/password takes a string or {new_password, current_password} with string values')
         if (!admin) {
           // Users change their own password only by proving they know the current one.
-          const current = typeof value === 'object' && value !== null ? (value as { current_password?: unknown }).current_password : undefined
-          if (typeof current !== 'string' || !(await epersons.checkCurrentPassword(id, current)))
+          if (change.current === undefined || !(await epersons.checkCurrentPassword(id, change.current)))
             throw authnErrors.accessDenied('The current password is wrong')
         }
-        await epersons.setPassword(id, next)
+        await epersons.setPassword(id, change.next)
       }
       const updated = await epersons.findByUuid(id)
       if (!updated) throw epersonNotFound(id)
