@@ -72,27 +72,31 @@ const anyValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
 )
 
-/** A plausible value of a schema's type, so that the other fields get past the first check. */
-function plausible(schema: JsonSchema | undefined): unknown {
-  if (!schema) return 'x'
-  if (schema.const !== undefined) return schema.const
-  if (schema.enum && schema.enum.length > 0) return schema.enum[0]
-  const alternative = schema.anyOf?.[0] ?? schema.oneOf?.[0]
-  if (alternative) return plausible(alternative)
+/** Plausible values of a schema's type (any of its enum values or alternatives), so that the other fields get past the first check. */
+function plausible(schema: JsonSchema | undefined): fc.Arbitrary<unknown> {
+  if (!schema) return fc.constant('x')
+  if (schema.const !== undefined) return fc.constant(schema.const)
+  if (schema.enum && schema.enum.length > 0) return fc.constantFrom(...schema.enum)
+  const alternatives = schema.anyOf ?? schema.oneOf
+  if (alternatives && alternatives.length > 0) return fc.oneof(...alternatives.map(plausible))
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type
-  if (type === 'integer' || type === 'number') return 1
-  if (type === 'boolean') return true
-  if (type === 'array') return [plausible(schema.items)]
-  if (type === 'object') return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name, plausible(property)]))
-  return 'x'
+  if (type === 'integer' || type === 'number') return fc.constant(1)
+  if (type === 'boolean') return fc.boolean()
+  if (type === 'array') return plausible(schema.items).map((item) => [item])
+  if (type === 'object') {
+    const entries = Object.entries(schema.properties ?? {}).map(([name, property]) => plausible(property).map((value) => [name, value] as const))
+    return fc.tuple(...entries).map((pairs) => Object.fromEntries(pairs))
+  }
+  return fc.constant('x')
 }
 
-/** An object for `schema` in which each field is plausible, hostile or missing. */
 function bodyFor(schema: JsonSchema | undefined): fc.Arbitrary<unknown> {
+  // A list body (a JSON Patch): a few items, each plausible or hostile field by field.
+  if (schema?.type === 'array' && schema.items) return fc.array(bodyFor(schema.items), { minLength: 1, maxLength: 3 })
   const properties = Object.entries(schema?.properties ?? {})
   if (properties.length === 0) return anyValue
   const fields = properties.map(([name, property]) =>
-    fc.oneof(fc.constant([name, plausible(property)] as const), anyValue.map((value) => [name, value] as const), fc.constant(undefined)),
+    fc.oneof(plausible(property).map((value) => [name, value] as const), anyValue.map((value) => [name, value] as const), fc.constant(undefined)),
   )
   return fc.tuple(...fields).map((entries) => Object.fromEntries(entries.filter((entry) => entry !== undefined)))
 }
