@@ -19,7 +19,7 @@ interface AjvValidate {
  * PostgreSQL's bigint cannot hold at all). Iterative, so a deeply nested body cannot
  * overflow the stack.
  */
-export function firstUnrepresentableNumber(value: unknown): { path: string; message: string } | undefined {
+function firstUnrepresentableNumber(value: unknown): { path: string; message: string } | undefined {
   const pending: Array<[unknown, string]> = [[value, '']]
   while (pending.length > 0) {
     const [item, path] = pending.pop() as [unknown, string]
