@@ -10,12 +10,6 @@ const exponents: ReadonlyMap<string, number> = new Map(
   currencyCodes.data.filter((record) => Number.isInteger(record.digits)).map((record) => [record.code, record.digits]),
 )
 
-/** The date of the ISO 4217 list the exponents come from. */
-export const iso4217PublishDate: string = currencyCodes.publishDate
-
-/** Every active ISO 4217 code that has a minor unit, sorted. */
-export const currencyCodesWithExponent: readonly string[] = [...exponents.keys()].sort()
-
 export function isCurrencyCode(code: string): boolean {
   return exponents.has(code)
 }

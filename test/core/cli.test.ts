@@ -4,6 +4,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
+import packageJson from '../../package.json' with { type: 'json' }
 import { main } from '../../src/main.ts'
 
 async function run(argv: string[], env: Record<string, string> = {}) {
@@ -56,8 +57,9 @@ describe('triad command line', () => {
     assert.equal(second.code, 0, second.err)
   })
 
-  it('runs as `npx triad` under the Node 24 that npm installed', () => {
-    const result = spawnSync('npx', ['--no-install', 'triad', '--help'], { encoding: 'utf8', timeout: 60_000, cwd: new URL('../..', import.meta.url).pathname })
+  it('runs as the bin package.json declares (`npx triad`) under the Node 24 that npm installed', () => {
+    const [command] = Object.keys(packageJson.bin)
+    const result = spawnSync('npx', ['--no-install', command, '--help'], { encoding: 'utf8', timeout: 60_000, cwd: new URL('../..', import.meta.url).pathname })
     assert.equal(result.status, 0, result.stderr)
     assert.match(result.stdout, /Usage: triad <command>/)
   })

@@ -6,7 +6,7 @@ export const SERVICE_NAMES = ['authn', 'avatar', 'payments'] as const
 export type ServiceName = (typeof SERVICE_NAMES)[number]
 
 /** Beside the default SQLite database: fine for development, not apart from the data (see docs/operations.md). */
-export const DEFAULT_SECRETS_FILE = './data/secrets.json'
+const DEFAULT_SECRETS_FILE = './data/secrets.json'
 
 const DATABASE_URL_PATTERN = '^(sqlite:.+|postgres(ql)?://.+)$'
 

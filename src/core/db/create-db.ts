@@ -29,7 +29,7 @@ export interface CreateDbOptions {
   poolSize?: number
 }
 
-export function dialectOf(url: string): DialectName {
+function dialectOf(url: string): DialectName {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return 'postgres'
   if (url.startsWith('sqlite:')) return 'sqlite'
   throw new Error(`DATABASE_URL must start with sqlite: or postgres:// (got ${JSON.stringify(url)})`)

@@ -56,7 +56,7 @@ function statusToCode(status: number): CoreErrorCode {
   return (found?.[0] as CoreErrorCode | undefined) ?? (status >= 500 ? 'internal_error' : 'bad_request')
 }
 
-export function toValidationProblems(error: FastifyLikeError): ValidationProblem[] {
+function toValidationProblems(error: FastifyLikeError): ValidationProblem[] {
   const location = error.validationContext ?? 'body'
   return (error.validation ?? []).map((item) => {
     const segments = (item.instancePath ?? '').split('/').filter(Boolean)
@@ -70,7 +70,7 @@ export function toValidationProblems(error: FastifyLikeError): ValidationProblem
   })
 }
 
-export function describeValidation(problems: ValidationProblem[]): string {
+function describeValidation(problems: ValidationProblem[]): string {
   return problems.map((problem) => (problem.field ? `${problem.field} ${problem.message}` : `${problem.location} ${problem.message}`)).join('; ')
 }
 

@@ -39,7 +39,7 @@ function propertiesOf(schema: JsonSchemaLike): Record<string, JsonSchemaLike> {
  * (Paylike's form convention) and `true`/`false` become booleans; numbers are left to the
  * validator's own coercion, and strings stay strings (`company[number]=07654321` keeps its zero).
  */
-export function coerceFormBooleans(value: unknown, schema: JsonSchemaLike | undefined): unknown {
+function coerceFormBooleans(value: unknown, schema: JsonSchemaLike | undefined): unknown {
   if (!schema || value === null || value === undefined) return value
   if (typeof value === 'string') {
     if (allowsBoolean(schema) && !allowsString(schema)) {

@@ -33,9 +33,14 @@ export function loggerOptions(level: string, pretty: boolean, stream?: NodeJS.Wr
     ...(stream
       ? { stream }
       : pretty
-      ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }
+      ? { transport: { target: prettyTransport(), options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }
       : level === 'silent'
         ? {}
         : { stream: createBatchedStream(1) }),
   }
+}
+
+// Resolved from here, not by pino from its own folder, so that the dependency is visible where it is used.
+function prettyTransport(): string {
+  return import.meta.resolve('pino-pretty')
 }

@@ -37,7 +37,7 @@ export function parseRateLimit(text: string): RateLimitRule | undefined {
   return { limit, windowMs: unit }
 }
 
-export interface RateLimitResult {
+interface RateLimitResult {
   allowed: boolean
   limit: number
   remaining: number
@@ -126,7 +126,7 @@ export interface RateLimitHookOptions {
 }
 
 /** Sets the standard rate-limit headers on a reply (IETF draft names, as most APIs send them). */
-export function setRateLimitHeaders(reply: FastifyReply, result: RateLimitResult): void {
+function setRateLimitHeaders(reply: FastifyReply, result: RateLimitResult): void {
   reply.header('x-ratelimit-limit', String(result.limit))
   reply.header('x-ratelimit-remaining', String(result.remaining))
   reply.header('x-ratelimit-reset', String(result.resetSeconds))

@@ -38,7 +38,7 @@ const LINE_BREAK = /\r\n|\r|\n/
  * The headers that make proxies and clients pass each event on at once: no caching, no
  * transformation (compression buffers), and nginx's `X-Accel-Buffering: no`.
  */
-export const SSE_HEADERS = {
+const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache, no-transform',
   connection: 'keep-alive',

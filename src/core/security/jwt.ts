@@ -5,7 +5,7 @@ import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTPayload } fr
  * with HS256, and verification refuses every other `alg` (including `none`), so a token
  * cannot choose how it is checked.
  */
-export const JWT_ALGORITHM = 'HS256'
+const JWT_ALGORITHM = 'HS256'
 
 export interface SignOptions {
   /** `typ` header; omitted when undefined (DSpace's login tokens carry no `typ`). */

@@ -9,7 +9,7 @@ const ARGON2ID = 2 as Algorithm
  * per second (figures in bench/README.md). The parameters are stored in each hash, so they
  * can be raised later without invalidating existing passwords.
  */
-export const PASSWORD_HASH_OPTIONS = {
+const PASSWORD_HASH_OPTIONS = {
   algorithm: ARGON2ID,
   memoryCost: 19_456,
   timeCost: 2,

@@ -11,7 +11,7 @@ export interface IpGroupRule {
 }
 
 /** `10.0.0.0/8`, `2001:db8::/32`, or a single address (a /32 or /128 range). */
-export function parseCidr(text: string): Cidr {
+function parseCidr(text: string): Cidr {
   if (text.includes('/')) {
     const [address, bits] = ipaddr.parseCIDR(text)
     return [address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address, bits]
@@ -31,7 +31,7 @@ function parseCidrList(name: string, value: string | undefined): Cidr[] {
 }
 
 /** `Campus=10.0.0.0/8,192.168.0.0/16;Library=2001:db8::/32` */
-export function parseIpGroups(value: string | undefined): IpGroupRule[] {
+function parseIpGroups(value: string | undefined): IpGroupRule[] {
   if (!value) return []
   return value
     .split(';')

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 
-export interface CsrfState {
+interface CsrfState {
   /** Set when the response must carry a fresh CSRF token (header and cookie). */
   rotate: boolean
 }

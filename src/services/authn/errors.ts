@@ -22,7 +22,7 @@ export function installDspaceErrors(app: FastifyInstance, clockNow: () => Date):
  * authn's codes beside the core's, each with its one HTTP status: a call site names the code,
  * never the status.
  */
-export const AUTHN_ERROR_STATUS = {
+const AUTHN_ERROR_STATUS = {
   ...CORE_ERROR_STATUS,
   authentication_failed: 401,
   invalid_csrf_token: 403,

@@ -36,7 +36,7 @@ export function errorResponses(...statuses: number[]): Record<number, typeof Dsp
   return Object.fromEntries(statuses.map((status) => [status, DspaceErrorSchema]))
 }
 
-export const PageInfoSchema = Type.Object({
+const PageInfoSchema = Type.Object({
   number: Type.Integer(),
   size: Type.Integer(),
   totalPages: Type.Integer(),

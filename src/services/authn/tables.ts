@@ -8,7 +8,7 @@ import type { SettingsTables } from './modules/settings/index.ts'
 import type { ThrottleTables } from './modules/throttle/index.ts'
 
 /** Every table of authn, each declared by the module that owns it. */
-export type AuthnTables = EpersonsTables & OidcTables & SessionsTables & SettingsTables & ThrottleTables
+type AuthnTables = EpersonsTables & OidcTables & SessionsTables & SettingsTables & ThrottleTables
 
 export type AuthnDatabase = ModuleDatabase<AuthnTables>
 

@@ -30,31 +30,31 @@ export interface MerchantsTable {
 }
 
 /** A merchant's balance is the sum of its shards (see migration 202611220130). */
-export interface BalanceShardsTable {
+interface BalanceShardsTable {
   merchant_id: string
   shard: number
   balance: number
 }
 
-export interface MerchantAppsTable {
+interface MerchantAppsTable {
   merchant_id: string
   app_id: string
   created: string
 }
 
-export interface UsersTable {
+interface UsersTable {
   id: string
   email: string
   created: string
 }
 
-export interface MerchantUsersTable {
+interface MerchantUsersTable {
   merchant_id: string
   user_id: string
   created: string
 }
 
-export interface OutboxTable {
+interface OutboxTable {
   id: string
   recipient: string
   subject: string
@@ -62,7 +62,7 @@ export interface OutboxTable {
   created: string
 }
 
-export interface TransactionsTable {
+interface TransactionsTable {
   id: string
   merchant_id: string
   test: number
@@ -93,7 +93,7 @@ export interface TransactionsTable {
 
 export type LineKind = 'capture' | 'refund' | 'dispute'
 
-export interface LinesTable {
+interface LinesTable {
   id: string
   merchant_id: string
   test: number
@@ -109,7 +109,7 @@ export interface LinesTable {
 
 export type TrailKind = 'capture' | 'refund' | 'void' | 'dispute'
 
-export interface TrailTable {
+interface TrailTable {
   id: string
   transaction_id: string
   kind: TrailKind
@@ -158,7 +158,7 @@ export interface FraudsTable {
   reason: number | null
 }
 
-export interface IdempotencyTable {
+interface IdempotencyTable {
   app_id: string
   key: string
   fingerprint: string
@@ -168,7 +168,7 @@ export interface IdempotencyTable {
   created: string
 }
 
-export type SandboxCardStatus = 'valid' | 'invalid' | 'expired' | 'disabled' | 'lost'
+type SandboxCardStatus = 'valid' | 'invalid' | 'expired' | 'disabled' | 'lost'
 
 export interface SandboxCardsTable {
   card_ref: string

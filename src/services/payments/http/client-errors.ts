@@ -50,7 +50,6 @@ export const clientErrors = {
     ),
 }
 
-export type ClientErrorCode = ReturnType<(typeof clientErrors)[keyof typeof clientErrors]>['code']
 
 /** The one client code that is not a 400 (paylike/api-reference status-codes.md). */
 const CLIENT_ERROR_STATUS: Record<string, number> = { ENDPOINT_NOT_FOUND: 404 }

@@ -9,12 +9,12 @@ import type { NormalizedError } from '../../../core/errors/normalize.ts'
  * paylike/processing-errors; anything else (401, 403, 404, 409, 429) is `{code, message}`.
  */
 /** The payments service's own codes, each with its one HTTP status (core's codes are in core/errors/codes.ts). */
-export const PAYMENTS_ERROR_STATUS = {
+const PAYMENTS_ERROR_STATUS = {
   validation_failed: 400,
   processing_error: 400,
 } as const
 
-export type PaymentsErrorCode = keyof typeof PAYMENTS_ERROR_STATUS
+type PaymentsErrorCode = keyof typeof PAYMENTS_ERROR_STATUS
 
 function paymentsError(code: PaymentsErrorCode, message: string, details: unknown): AppError {
   return new AppError(code, message, { status: PAYMENTS_ERROR_STATUS[code], details })
@@ -43,7 +43,7 @@ export const forbidden = (message = 'This app has no access to the resource') =>
 export const conflict = (message: string) => coreError('conflict', message)
 
 /** The codes of paylike/processing-errors, with its texts and who is at fault. */
-export const PROCESSING_ERRORS = {
+const PROCESSING_ERRORS = {
   1: { text: 'Invalid currency', client: true, merchant: true },
   2: { text: 'Invalid card details', client: true, merchant: false },
   3: { text: 'Invalid card number', client: true, merchant: false },

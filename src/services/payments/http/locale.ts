@@ -2,8 +2,7 @@
  * The languages of the customer-facing pages (the hosted page and the 3-D Secure frames), and
  * how they format money, so a frame says the amount the way the page around it does.
  */
-export const LOCALES = ['en', 'da'] as const
-export type Locale = (typeof LOCALES)[number]
+export type Locale = 'en' | 'da'
 
 /** The Intl locale each language formats numbers with. */
 export const INTL_LOCALE: Record<Locale, string> = { en: 'en-GB', da: 'da-DK' }

@@ -11,7 +11,7 @@ interface SchemaLike {
 type Serializer = (data: unknown) => string
 
 /** The dotted path of the first string (or key) holding a NUL character, if any. */
-export function findNul(value: unknown, path: string, depth = 0): string | undefined {
+function findNul(value: unknown, path: string, depth = 0): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? path || 'body' : undefined
   if (value === null || typeof value !== 'object' || depth > 20) return undefined
   for (const [key, child] of Object.entries(value)) {
@@ -30,7 +30,7 @@ export function findNul(value: unknown, path: string, depth = 0): string | undef
  * compact, on one line. PHP, Go and .NET clients read the same bytes as ordinary JSON.
  * Error bodies (`x-raw`) are plain compact JSON, whatever their shape.
  */
-export function compileSerializer(schema: SchemaLike): Serializer {
+function compileSerializer(schema: SchemaLike): Serializer {
   if (schema['x-raw']) return (data) => JSON.stringify(data)
   if (schema.type === 'array' && schema.items) {
     const item = fastJsonStringify(schema.items) as Serializer

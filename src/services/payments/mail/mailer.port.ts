@@ -1,5 +1,5 @@
 /** An e-mail the payments service sends (merchant invitations). */
-export interface MailMessage {
+interface MailMessage {
   to: string
   subject: string
   text: string

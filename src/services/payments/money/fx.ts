@@ -13,7 +13,7 @@ export interface FxTable {
   rates: ReadonlyMap<string, Rate>
 }
 
-export const SHIPPED_FX_RATES = new URL('../data/fx-rates.json', import.meta.url)
+const SHIPPED_FX_RATES = new URL('../data/fx-rates.json', import.meta.url)
 
 function parseDecimal(text: string): Rate | undefined {
   const match = /^(\d{1,12})(?:\.(\d{1,12}))?$/.exec(text)
@@ -57,7 +57,7 @@ export function hasRate(fx: FxTable, currency: string): boolean {
 const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b
 const floorDiv = (a: bigint, b: bigint) => a / b
 
-export const PPM = 1_000_000n
+const PPM = 1_000_000n
 
 /**
  * Converts `amount` minor units of `from` into minor units of `to`, exactly, then rounds once:

@@ -1,22 +1,11 @@
 import assert from 'node:assert/strict'
-import { createRequire } from 'node:module'
+import request from '@paylike/request'
 import { describe, it, type TestContext } from 'node:test'
 import { clientFixture } from './helpers.ts'
 
 // Paylike's own request library (npm @paylike/request, what @paylike/client and the web SDK use
 // for every call to the vault and /payments), pointed at Triad over a real socket. It reads
 // newline-delimited JSON and turns a 4xx body into a ResponseError carrying `code`.
-interface PaylikeRequestOptions {
-  version: number
-  data?: Record<string, unknown>
-  fetch: typeof fetch
-  timeout?: number
-}
-interface PaylikeRequest {
-  (endpoint: string, options: PaylikeRequestOptions): { first(): Promise<Record<string, unknown>> }
-  ResponseError: new (...args: never[]) => Error
-}
-const request = createRequire(import.meta.url)('@paylike/request') as PaylikeRequest
 
 async function start(t: TestContext) {
   const fixture = await clientFixture(t)

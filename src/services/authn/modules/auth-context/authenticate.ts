@@ -11,7 +11,7 @@ import type { TokenService, ValidatedToken } from '../sessions/index.ts'
 import { type Address, clientAddress } from '../special-groups/index.ts'
 import type { SpecialGroupsService } from '../special-groups/index.ts'
 
-export const SHORT_LIVED_QUERY_PARAMETER = 'authentication-token'
+const SHORT_LIVED_QUERY_PARAMETER = 'authentication-token'
 const BEARER = /^Bearer\s+(\S+)\s*$/i
 
 export function bearerToken(request: FastifyRequest): string | undefined {
@@ -19,7 +19,7 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined
 }
 
-export function shortLivedTokenParameter(request: FastifyRequest): string | undefined {
+function shortLivedTokenParameter(request: FastifyRequest): string | undefined {
   // Runs in a hook before any route's schema applies, so the query is read as the unknown it is.
   const query: unknown = request.query
   const value = typeof query === 'object' && query !== null ? Reflect.get(query, SHORT_LIVED_QUERY_PARAMETER) : undefined

@@ -6,7 +6,7 @@ const ALLOWED_HEADERS = 'Accept, Authorization, Content-Type, Origin, X-On-Behal
 const EXPOSED_HEADERS = 'Authorization, DSPACE-XSRF-TOKEN, Location, WWW-Authenticate'
 const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS'
 
-export function sameOrigin(request: FastifyRequest, origin: string): boolean {
+function sameOrigin(request: FastifyRequest, origin: string): boolean {
   return origin === `${request.protocol}://${request.host}`
 }
 

@@ -5,11 +5,11 @@ import { apiPrefix } from '../../context.ts'
 import { authnErrors } from '../../errors.ts'
 
 /** The names dspace-angular uses (src/app/core/xsrf): only the cookie's prefix is configurable. */
-export const CSRF_RESPONSE_HEADER = 'DSPACE-XSRF-TOKEN'
-export const CSRF_REQUEST_HEADER = 'x-xsrf-token'
+const CSRF_RESPONSE_HEADER = 'DSPACE-XSRF-TOKEN'
+const CSRF_REQUEST_HEADER = 'x-xsrf-token'
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
 
-export function csrfCookieName(prefix: string): string {
+function csrfCookieName(prefix: string): string {
   return `${prefix}-XSRF-COOKIE`
 }
 

@@ -99,12 +99,3 @@ export async function isMemberOfGroup(db: DbExecutor, epersonUuid: string, group
     .executeTakeFirst()
   return row !== undefined
 }
-
-export async function countGroupMembers(db: DbExecutor, groupUuid: string): Promise<number> {
-  const row = await db
-    .selectFrom('authn_group_members')
-    .select((eb) => eb.fn.countAll<number | string>().as('count'))
-    .where('group_uuid', '=', groupUuid)
-    .executeTakeFirstOrThrow()
-  return Number(row.count)
-}

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable } from 'kysely'
 
-export interface EpersonsTable {
+interface EpersonsTable {
   uuid: string
   /** Stored lower-case, so the unique index makes e-mails unique case-insensitively. */
   email: string
@@ -12,14 +12,14 @@ export interface EpersonsTable {
   last_active: string | null
 }
 
-export interface GroupsTable {
+interface GroupsTable {
   uuid: string
   name: string
   permanent: number
   created_at: string
 }
 
-export interface GroupMembersTable {
+interface GroupMembersTable {
   group_uuid: string
   eperson_uuid: string
 }

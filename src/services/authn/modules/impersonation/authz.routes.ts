@@ -6,7 +6,7 @@ import { authnErrors } from '../../errors.ts'
 import { errorResponses, HAL_CONTENT_TYPE, LinkSchema, pageSchema } from '../../hal.ts'
 import type { EpersonsService } from '../epersons/index.ts'
 
-export const LOGIN_ON_BEHALF_OF = 'loginOnBehalfOf'
+const LOGIN_ON_BEHALF_OF = 'loginOnBehalfOf'
 
 const AuthorizationSchema = Type.Object({
   id: Type.String(),

@@ -5,7 +5,7 @@ import type { Selectable } from 'kysely'
  * a token is valid only while its session exists and its `jti` is the current one (or the
  * previous one, within the refresh grace). Logging out deletes every session of the eperson.
  */
-export interface SessionsTable {
+interface SessionsTable {
   id: string
   eperson_uuid: string
   method: string
@@ -27,7 +27,7 @@ export type SessionRow = Selectable<SessionsTable>
  * The columns of `authn_epersons` (owned by the epersons module) that the session lookup joins on
  * the path of every authenticated request: one query instead of two. Read only; never written here.
  */
-export interface EpersonColumnsReadBySessions {
+interface EpersonColumnsReadBySessions {
   uuid: string
   email: string
   can_log_in: number

@@ -21,7 +21,7 @@ type DbExecutor = Executor<SessionsTables>
 type AuthnDatabase = ModuleDatabase<SessionsTables>
 
 /** The `typ` header of short-lived tokens; login tokens carry none, as in DSpace. */
-export const SHORT_LIVED_TOKEN_TYPE = 'dspace-shortlived+jwt'
+const SHORT_LIVED_TOKEN_TYPE = 'dspace-shortlived+jwt'
 
 export interface TokenKeys {
   login: Uint8Array
@@ -29,7 +29,7 @@ export interface TokenKeys {
 }
 
 /** One key per token kind, derived from one secret: a short-lived token's signature can never verify as a login token's. */
-export function tokenKeysOf(secret: string): TokenKeys {
+function tokenKeysOf(secret: string): TokenKeys {
   return { login: deriveKey(secret, 'authn/login-token'), shortLived: deriveKey(secret, 'authn/short-lived-token') }
 }
 

@@ -1,4 +1,4 @@
-export interface SettingsTable {
+interface SettingsTable {
   name: string
   value: string
 }

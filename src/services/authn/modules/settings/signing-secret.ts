@@ -8,7 +8,7 @@ import { deleteSetting, findSetting } from './settings.repository.ts'
 type DbExecutor = Executor<SettingsTables>
 
 /** The JWT signing secret's name in the secrets file. */
-export const SIGNING_SECRET = 'authn.jwt'
+const SIGNING_SECRET = 'authn.jwt'
 /** Where databases from before the secrets file kept it. */
 const LEGACY_SETTING = 'jwt_secret'
 

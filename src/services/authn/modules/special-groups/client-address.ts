@@ -5,7 +5,7 @@ import type { Cidr } from '../../config.ts'
 export type Address = ipaddr.IPv4 | ipaddr.IPv6
 
 /** Parses an address, turning IPv4-mapped IPv6 (`::ffff:10.0.0.1`) into plain IPv4. */
-export function parseAddress(text: string | undefined): Address | undefined {
+function parseAddress(text: string | undefined): Address | undefined {
   if (!text) return undefined
   try {
     return ipaddr.process(text.trim())

@@ -1,4 +1,4 @@
-export interface LoginFailuresTable {
+interface LoginFailuresTable {
   /** `account:<email>` or `ip:<address>`. */
   key: string
   failures: number

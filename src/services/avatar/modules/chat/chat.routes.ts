@@ -27,7 +27,7 @@ const SHUTDOWN_MESSAGE = 'The server is restarting; please send the message agai
  * one proxy then keep their own budgets), else its IP address. Keys are hashed so that they
  * never sit in memory or Redis in the clear.
  */
-export function rateLimitKey(request: FastifyRequest): string {
+function rateLimitKey(request: FastifyRequest): string {
   const header = request.headers['x-api-key']
   const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1]
   const key = (typeof header === 'string' && header) || bearer

@@ -34,9 +34,9 @@ export type StreamOutcome = { type: 'done'; reply: ChatReply } | { type: 'error'
 /** The longest `meta` accepted, as JSON: it goes into every prompt. */
 const MAX_META_JSON = 4000
 
-export const STREAM_FAILED_MESSAGE = 'The language model stopped responding; the reply is incomplete.'
+const STREAM_FAILED_MESSAGE = 'The language model stopped responding; the reply is incomplete.'
 
-export const MARKER_INSTRUCTIONS = [
+const MARKER_INSTRUCTIONS = [
   'You are the voice of an animated avatar. Begin every reply with two markers that set its face and gesture:',
   '[emotion:<one of neutral, happy, surprised, sad, angry>][action:<one of idle, wave, greet, think, nod, shakeHead, dance, speak>]',
   'then write the reply itself as plain text, without markdown. The markers are removed before the user sees the reply.',

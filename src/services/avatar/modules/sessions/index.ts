@@ -5,7 +5,7 @@ import { createSessionsService, type SessionsService } from './sessions.service.
 
 export { SessionIdSchema } from './sessions.schemas.ts'
 export { sessionsRoutes } from './sessions.routes.ts'
-export type { HistoryMessage, SessionsService } from './sessions.service.ts'
+export type { SessionsService } from './sessions.service.ts'
 
 /** The sessions service over its own repository. */
 export function createSessions(deps: { database: Database; clock: Clock; sessionTtlMs: number; historyLimit: number }): SessionsService {

@@ -24,7 +24,7 @@ const SWEEP_INTERVAL_MS = 60_000
 
 const sessionNotFound = (id: string) => new AppError('session_not_found', `Session not found: ${id}`, { status: 404 })
 
-export function toHistoryMessage(row: MessageRow): HistoryMessage {
+function toHistoryMessage(row: MessageRow): HistoryMessage {
   const message: HistoryMessage = { role: row.role, content: row.content, timestamp: row.created_at }
   if (row.role === 'assistant') {
     message.emotion = (row.emotion ?? 'neutral') as Emotion

@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Selectable, Transaction } from 'kysely'
 
-export interface SessionsTable {
+interface SessionsTable {
   id: string
   created_at: string
   /** The time of the last message; a session idle longer than AVATAR_SESSION_TTL has expired. */
@@ -8,7 +8,7 @@ export interface SessionsTable {
   message_count: number
 }
 
-export interface MessagesTable {
+interface MessagesTable {
   session_id: string
   /** 1, 2, 3… within the session: the conversation order. */
   seq: number

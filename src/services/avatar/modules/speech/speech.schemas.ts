@@ -22,7 +22,7 @@ export const AudioResponse = Type.Unsafe<Readable>({
   description: 'The audio, streamed as it is synthesised (audio/mpeg or audio/wav).',
 })
 
-export const VoiceSchema = Type.Object({
+const VoiceSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
   locale: Type.String(),

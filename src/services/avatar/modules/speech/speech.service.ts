@@ -3,12 +3,12 @@ import { coreError } from '../../../../core/errors/codes.ts'
 import { AUDIO_FORMATS, type AudioFormat, CONTENT_TYPES, defaultVoiceFor, findVoice, SynthesisError, type SynthesisStream, type TtsProvider, VOICES } from '../../providers/tts/index.ts'
 import type { SpeechBody, VoicesResponse } from './speech.schemas.ts'
 
-export const MAX_TEXT_LENGTH = 5000
+const MAX_TEXT_LENGTH = 5000
 const RATE_PATTERN = /^[+-]\d{1,3}%$/
 const MIN_RATE = -50
 const MAX_RATE = 100
 
-export interface SpeechReply extends SynthesisStream {
+interface SpeechReply extends SynthesisStream {
   contentType: string
 }
 
@@ -21,7 +21,7 @@ function invalid(message: string): AppError {
   return coreError('validation_failed', message)
 }
 
-export function parseRate(rate: string): number {
+function parseRate(rate: string): number {
   if (!RATE_PATTERN.test(rate)) throw invalid(`rate must be a signed percentage such as "+0%", "-20%" or "+50%" (got ${JSON.stringify(rate)})`)
   // `|| 0` folds "-0%" into 0.
   const value = Number.parseInt(rate, 10) || 0

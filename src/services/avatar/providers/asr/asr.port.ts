@@ -10,7 +10,7 @@ export interface TranscriptionRequest {
   signal?: AbortSignal
 }
 
-export interface Transcription {
+interface Transcription {
   text: string
   language: string
   /** Seconds of audio, when the provider measured it (after decoding). */

@@ -60,7 +60,7 @@ async function decodeOpus(head: Uint8Array, frames: Uint8Array[]): Promise<Decod
 }
 
 /** The packets of an Ogg stream (its first logical stream; page CRCs are not checked). */
-export function oggPackets(audio: Buffer): Uint8Array[] {
+function oggPackets(audio: Buffer): Uint8Array[] {
   const packets: Uint8Array[] = []
   let pending: Uint8Array[] = []
   let offset = 0

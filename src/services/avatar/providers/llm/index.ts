@@ -1,2 +1,2 @@
 export { createOpenAiLlm } from './llm.openai.ts'
-export type { LlmMessage, LlmPort, LlmRequest } from './llm.port.ts'
+export type { LlmMessage, LlmPort } from './llm.port.ts'

@@ -22,7 +22,7 @@ export interface EdgeOptions {
 }
 
 /** The Sec-MS-GEC token: SHA-256 of the Windows file time, rounded down to 5 minutes, and the client token. */
-export function secMsGec(now: Date): string {
+function secMsGec(now: Date): string {
   const seconds = Math.floor(now.getTime() / 1000) + WINDOWS_EPOCH_OFFSET_S
   const ticks = BigInt(seconds - (seconds % 300)) * 10_000_000n
   return createHash('sha256').update(`${ticks}${TRUSTED_CLIENT_TOKEN}`, 'ascii').digest('hex').toUpperCase()

@@ -24,7 +24,7 @@ export interface EspeakOptions {
 }
 
 /** espeak-ng's words-per-minute for a rate change in percent, within what it accepts. */
-export function espeakSpeed(ratePercent: number): number {
+function espeakSpeed(ratePercent: number): number {
   return Math.min(450, Math.max(80, Math.round(BASE_WPM * (1 + ratePercent / 100))))
 }
 

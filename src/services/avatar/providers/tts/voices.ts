@@ -1,5 +1,5 @@
 /** One voice of the public catalogue (the four documented in the spec). */
-export interface Voice {
+interface Voice {
   id: string
   name: string
   locale: 'zh-CN' | 'en-US'

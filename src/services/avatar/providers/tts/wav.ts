@@ -1,6 +1,6 @@
 /** The PCM layout espeak-ng produces: 22,050 Hz, mono, signed 16-bit little-endian. */
 export const ESPEAK_SAMPLE_RATE = 22_050
-export const BYTES_PER_SAMPLE = 2
+const BYTES_PER_SAMPLE = 2
 
 /**
  * A canonical 44-byte RIFF/WAVE header for mono 16-bit PCM. With `dataBytes` unknown (a

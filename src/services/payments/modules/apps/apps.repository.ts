@@ -10,7 +10,7 @@ export async function insertApp(db: PaymentsDb, row: AppsTable): Promise<void> {
   await db.insertInto('payments_apps').values(row).execute()
 }
 
-export async function findAppByKeyHash(db: PaymentsDb, keyHash: string): Promise<AppRow | undefined> {
+async function findAppByKeyHash(db: PaymentsDb, keyHash: string): Promise<AppRow | undefined> {
   return db.selectFrom('payments_apps').select(PUBLIC_COLUMNS).where('key_hash', '=', keyHash).executeTakeFirst()
 }
 

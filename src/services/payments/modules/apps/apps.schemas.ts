@@ -5,7 +5,7 @@ export const CreateAppBody = Type.Object(
   { additionalProperties: true },
 )
 
-export const AppSchema = Type.Object({
+const AppSchema = Type.Object({
   id: Type.String(),
   name: Type.Optional(Type.String()),
   key: Type.String({ description: 'the API key (a UUID); shown only in this response' }),
@@ -13,7 +13,7 @@ export const AppSchema = Type.Object({
 
 export const CreateAppResponse = Type.Object({ app: AppSchema })
 
-export const IdentitySchema = Type.Object({
+const IdentitySchema = Type.Object({
   id: Type.String(),
   name: Type.Optional(Type.String()),
   created: Type.String({ format: 'date-time' }),

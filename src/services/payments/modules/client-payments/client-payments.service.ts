@@ -285,7 +285,7 @@ const FOLD: Record<string, string> = { Æ: 'AE', æ: 'ae', Ø: 'O', ø: 'o', Œ:
  * vault's `{token}`) keeps its proofs. Tokens are in it, so a hint gathered for one card cannot
  * be replayed with another.
  */
-export function paymentFingerprint(body: PaymentBody): string {
+function paymentFingerprint(body: PaymentBody): string {
   const { hints: _hints, ...rest } = body
   const card = { ...rest.card, number: tokenOf(rest.card.number), ...(rest.card.code === undefined ? {} : { code: tokenOf(rest.card.code) }) }
   return createHash('sha256').update(canonicalJson({ ...rest, card })).digest('base64url')

@@ -10,9 +10,9 @@ import * as repo from './disputes.repository.ts'
 import { DISPUTE_REASONS, type DisputeDto, type DisputeReasonCode, FRAUD_REASONS, type FraudDto } from './disputes.schemas.ts'
 
 /** How long a merchant has to answer a dispute. */
-export const DISPUTE_RESPONSE_DAYS = 10
+const DISPUTE_RESPONSE_DAYS = 10
 
-export function toDispute(row: DisputesTable): DisputeDto {
+function toDispute(row: DisputesTable): DisputeDto {
   return {
     id: row.id,
     merchantId: row.merchant_id,
@@ -25,7 +25,7 @@ export function toDispute(row: DisputesTable): DisputeDto {
   }
 }
 
-export function toFraud(row: FraudsTable): FraudDto {
+function toFraud(row: FraudsTable): FraudDto {
   return {
     id: row.id,
     merchantId: row.merchant_id,

@@ -4,7 +4,7 @@
  */
 import type { Locale } from '../../http/locale.ts'
 
-export { LOCALES, type Locale, pickLocale } from '../../http/locale.ts'
+export { type Locale, pickLocale } from '../../http/locale.ts'
 
 const en = {
   htmlTitle: 'Payment',

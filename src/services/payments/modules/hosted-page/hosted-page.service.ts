@@ -95,4 +95,3 @@ export function createHostedPageService(ctx: PaymentsContext) {
   }
 }
 
-export type HostedPageService = ReturnType<typeof createHostedPageService>

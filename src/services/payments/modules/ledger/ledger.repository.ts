@@ -6,7 +6,7 @@ import type { BalanceEffect } from '../../money/balance-effect.ts'
 import type { LineKind, LineRow, MerchantRow, PaymentsDb, PaymentsTables } from '../../tables.ts'
 
 /** What a ledger line needs of its merchant. */
-export type LedgerMerchant = Pick<MerchantRow, 'id' | 'test'>
+type LedgerMerchant = Pick<MerchantRow, 'id' | 'test'>
 
 export interface PostLineInput {
   merchant: LedgerMerchant
@@ -45,10 +45,10 @@ const balanceMove = prepared<PaymentsTables, 'id' | 'shard' | 'delta', never>((d
     ),
 )
 
-export const BALANCE_SHARDS = 16
+const BALANCE_SHARDS = 16
 
 /** The shard of a movement: from the transaction id's last hex digit (its counter), else 0. */
-export function shardOf(transactionId: string | null): number {
+function shardOf(transactionId: string | null): number {
   const digit = transactionId === null ? Number.NaN : Number.parseInt(transactionId.slice(-1), 16)
   return Number.isNaN(digit) ? 0 : digit % BALANCE_SHARDS
 }

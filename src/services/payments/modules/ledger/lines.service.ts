@@ -6,7 +6,7 @@ import type { MerchantsService } from '../merchants/index.ts'
 import { findLine, listLinesOfMerchant } from './ledger.repository.ts'
 import type { LineDto } from './lines.schemas.ts'
 
-export function toLine(row: LineRow): LineDto {
+function toLine(row: LineRow): LineDto {
   return {
     id: row.id,
     merchantId: row.merchant_id,

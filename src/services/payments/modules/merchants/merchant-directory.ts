@@ -15,4 +15,3 @@ export function createMerchantDirectory(database: { db: PaymentsDb; dialect: Dia
   }
 }
 
-export type MerchantDirectory = ReturnType<typeof createMerchantDirectory>

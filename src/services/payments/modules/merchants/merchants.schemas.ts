@@ -7,7 +7,7 @@ import { isValidIBAN } from 'ibantools'
 export const FUNDING_CURRENCIES = ['BGN', 'CHF', 'CZK', 'DKK', 'EUR', 'GBP', 'HUF', 'NOK', 'PLN', 'RON', 'SEK', 'USD'] as const
 
 /** ISO 3166-1 alpha-2 codes (the `country-list` package's data). */
-export const COUNTRY_CODES: string[] = (countries as Array<{ code: string }>).map((country) => country.code).sort()
+const COUNTRY_CODES: string[] = (countries as Array<{ code: string }>).map((country) => country.code).sort()
 
 /** paylike/descriptor: printable ASCII, at most 22 characters. */
 export const DESCRIPTOR_PATTERN = '^[\\x20-\\x7E]{0,22}$'

@@ -13,9 +13,9 @@ import { type CreateMerchantInput, type Merchant, normalizeIban, type UpdateMerc
  * pricing): 1.35 % of each capture plus EUR 0.25, and EUR 15.00 per lost dispute. The EUR
  * amounts are converted once, at creation, into the funding currency (rounded up, no markup).
  */
-export const DEFAULT_PRICING = { ratePpm: 13_500, flat: { currency: 'EUR', amount: 25 }, dispute: { currency: 'EUR', amount: 1500 } } as const
+const DEFAULT_PRICING = { ratePpm: 13_500, flat: { currency: 'EUR', amount: 25 }, dispute: { currency: 'EUR', amount: 1500 } } as const
 
-export function toMerchant(row: MerchantRow): Merchant {
+function toMerchant(row: MerchantRow): Merchant {
   return {
     id: row.id,
     key: row.key,

@@ -5,7 +5,7 @@ import type { VaultService } from '../vault/index.ts'
 import { challengeCode, type FrameData, openFrameData, openTries, signHint, signTries } from './tds.signing.ts'
 
 /** How many wrong one-time codes a challenge takes before it fails (the third wrong one ends it). */
-export const MAX_WRONG_CODES = 3
+const MAX_WRONG_CODES = 3
 
 /** What a frame shows: the challenge (again), hints for the paying page, or "invalid or expired". */
 export type FrameOutcome =
@@ -83,4 +83,3 @@ export function createTdsFramesService(ctx: PaymentsContext, vault: VaultService
   }
 }
 
-export type TdsFramesService = ReturnType<typeof createTdsFramesService>

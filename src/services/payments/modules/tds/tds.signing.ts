@@ -8,7 +8,7 @@ import type { Sealer } from '../vault/index.ts'
  * (a hash of the request without its hints). A hint copied to another payment, edited, or
  * older than the token lifetime proves nothing and is ignored.
  */
-export const HINT_KINDS = ['tds-fp-start', 'tds-fp-done', 'tds-challenge-approved', 'tds-challenge-rejected', 'tds-challenge-failed'] as const
+const HINT_KINDS = ['tds-fp-start', 'tds-fp-done', 'tds-challenge-approved', 'tds-challenge-rejected', 'tds-challenge-failed'] as const
 export type HintKind = (typeof HINT_KINDS)[number]
 
 export function signHint(sealer: Sealer, kind: HintKind, fingerprint: string, now: Date): string {

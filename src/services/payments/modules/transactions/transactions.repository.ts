@@ -138,7 +138,7 @@ const transactionWithTrailForApp = prepared<PaymentsTables, 'id' | 'appId', Tran
  * merchant, and its trail (oldest first) joined on. One statement is one read transaction on
  * SQLite (its lock calls cost as much as the reads) and one round trip on PostgreSQL.
  */
-export async function findTransactionWithTrailForApp(
+async function findTransactionWithTrailForApp(
   db: PaymentsDb,
   dialect: DialectName,
   id: string,
@@ -195,7 +195,7 @@ export function createTransactionReader<V>(
 }
 
 /** What a money movement needs of the merchant (pricing, currency) besides the transaction. */
-export interface MovementRow extends TransactionRow {
+interface MovementRow extends TransactionRow {
   member: unknown
   m_currency: string
   m_fee_rate_ppm: number

@@ -16,7 +16,7 @@ const Fee = Type.Object({
   rate: Type.Integer({ description: 'rate fee, minor units of the merchant currency' }),
 })
 
-export const TrailEntrySchema = Type.Object({
+const TrailEntrySchema = Type.Object({
   capture: Type.Optional(Type.Boolean()),
   refund: Type.Optional(Type.Boolean()),
   void: Type.Optional(Type.Boolean()),
@@ -30,7 +30,7 @@ export const TrailEntrySchema = Type.Object({
 })
 export type TrailEntry = Static<typeof TrailEntrySchema>
 
-export const TransactionCardSchema = Type.Object({
+const TransactionCardSchema = Type.Object({
   bin: Type.String(),
   last4: Type.String(),
   expiry: Type.String({ format: 'date-time', description: 'last millisecond of the expiry month' }),
@@ -96,7 +96,7 @@ export type CreateTransactionInput = Static<typeof CreateTransactionBody>
 
 export const CreatedTransactionResponse = Type.Object({ transaction: Type.Object({ id: Type.String() }) })
 
-export const CardSchema = Type.Object({
+const CardSchema = Type.Object({
   id: Type.String(),
   merchantId: Type.String(),
   created: Type.String({ format: 'date-time' }),

@@ -45,7 +45,7 @@ function toTrailEntry(row: TrailRow): TrailEntry {
   return entry
 }
 
-export function toTransaction(row: TransactionRow, trail: TrailRow[]): TransactionDto {
+function toTransaction(row: TransactionRow, trail: TrailRow[]): TransactionDto {
   const hasCard = row.card_bin !== null && row.card_last4 !== null && row.card_expiry !== null && row.card_scheme !== null
   return {
     id: row.id,

@@ -4,7 +4,7 @@ import * as repo from './vault.repository.ts'
 import type { VaultDb } from './vault.table.ts'
 
 /** The vault keys' name in the secrets file. */
-export const VAULT_SECRET = 'payments.vault'
+const VAULT_SECRET = 'payments.vault'
 
 export interface VaultLog {
   info(message: string): void

@@ -6,20 +6,20 @@ import type { PaymentsTables } from '../../tables.ts'
 
 export type VaultTokenType = 'pcn' | 'pcsc'
 
-export interface VaultKeysTable {
+interface VaultKeysTable {
   id: string
   secret: string
   created: string
 }
 
 /** Tokens already spent on an authorization, kept until they expire (so each is used once). */
-export interface VaultSpentTokensTable {
+interface VaultSpentTokensTable {
   /** SHA-256 of the token: the token itself is never stored. */
   token_hash: string
   expires: string
 }
 
-export interface VaultCardsTable {
+interface VaultCardsTable {
   /** The `card_ref` of transactions: `vcard_` and 24 hex digits. */
   id: string
   sealed: string
