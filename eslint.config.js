@@ -23,8 +23,8 @@ export default tseslint.config(
     },
   },
   {
-    // Scripts served to browsers (the avatar and payment pages) run in a browser, not Node.
-    files: ['src/**/assets/**/*.js', 'src/**/public/**/*.js', 'src/**/static/**/*.js'],
+    // Scripts served to browsers (the avatar and payment pages, test pages) run in a browser, not Node.
+    files: ['src/**/assets/**/*.js', 'src/**/public/**/*.js', 'src/**/static/**/*.js', 'test/fixtures/**/*.js'],
     languageOptions: { globals: globals.browser },
   },
   {
