@@ -2,12 +2,11 @@ import autocannon from 'autocannon'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, openSync, readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
-import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { freePort } from '../test/helpers/free-port.ts'
 
 export interface RunningServer {
   url: string
@@ -71,16 +70,6 @@ export async function startBaseline(server = 'baseline.ts'): Promise<RunningServ
   const child = spawn(process.execPath, [join(root, 'bench/servers', server)], { stdio: ['ignore', 'pipe', 'inherit'] })
   const url = await waitForLine(child, /^(http:\/\/\S+)$/)
   return { url, pid: child.pid ?? 0, stop: stopper(child) }
-}
-
-/** A TCP port on 127.0.0.1 that nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  server.close()
-  return port
 }
 
 async function waitUntilHealthy(url: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
@@ -208,3 +197,5 @@ export async function printPostCeiling(baselineUrl: string, body: string, option
     await post.stop()
   }
 }
+
+export { freePort }

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freePort, startTriadProcess } from '../helpers/triad-process.ts'
+import { freePort } from '../helpers/free-port.ts'
+import { startTriadProcess } from '../helpers/triad-process.ts'
 
 /**
  * Issue 13 §5: a stop under load loses nothing. Real processes on 127.0.0.1: streams running,

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict'
 import { type ChildProcessByStdio, spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdtempSync } from 'node:fs'
-import { type AddressInfo, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Cleanup } from './build-app.ts'
+import { freePort } from './free-port.ts'
 
 const triad = new URL('../../bin/triad.js', import.meta.url).pathname
 
@@ -16,15 +15,6 @@ export interface TriadProcess {
   child: ChildProcessByStdio<null, Readable, Readable>
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string
-}
-
-/** A port nothing listens on now, on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  server.close()
-  return port
 }
 
 /**

@@ -127,3 +127,21 @@ export function requireOption(args: ParsedArgs, name: string): string {
   if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`)
   return value
 }
+
+/** The `--json` flag of commands that print a result. */
+export const jsonOption = { json: { type: 'boolean' } } as const
+
+/** Prints a command's result: `json` as one line of JSON with --json, else `text` for a person. */
+export function printResult(output: CliOutput, args: ParsedArgs, json: unknown, text: string): void {
+  output.out(args.values.json ? JSON.stringify(json) : text)
+}
+
+/** Reads an optional whole-number option within [min, max], or fails with a usage error naming it. */
+export function integerOption(args: ParsedArgs, name: string, range: { min?: number; max?: number } = {}): number | undefined {
+  const { min = 0, max = Number.MAX_SAFE_INTEGER } = range
+  const value = args.values[name]
+  if (value === undefined) return undefined
+  const number = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN
+  if (!(number >= min && number <= max)) throw new UsageError(`--${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(value)})`)
+  return number
+}

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock.ts'
 import type { Database } from './create-db.ts'
 import { sqliteDirect } from './node-sqlite-dialect.ts'
@@ -16,8 +17,7 @@ export interface ReadVersion {
  */
 export function createReadCache<V>(database: Pick<Database, 'db' | 'dialect'>, options: { clock: Clock; maxLagMs: number; maxEntries?: number }) {
   const direct = database.dialect === 'sqlite' ? sqliteDirect(database.db) : undefined
-  const maxEntries = options.maxEntries ?? 10_000
-  const entries = new Map<string, { version: ReadVersion; value: V }>()
+  const entries = new LRUCache<string, { version: ReadVersion; value: V }>({ max: options.maxEntries ?? 10_000 })
   let external = 0
   let externalCheckedAt = Number.NEGATIVE_INFINITY
 
@@ -41,11 +41,6 @@ export function createReadCache<V>(database: Pick<Database, 'db' | 'dialect'>, o
       return entry && entry.version.local === version.local && entry.version.external === version.external ? entry.value : undefined
     },
     set(key: string, version: ReadVersion, value: V): void {
-      entries.delete(key)
-      if (entries.size >= maxEntries) {
-        const oldest = entries.keys().next().value
-        if (oldest !== undefined) entries.delete(oldest)
-      }
       entries.set(key, { version, value })
     },
   }

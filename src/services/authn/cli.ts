@@ -1,4 +1,4 @@
-import { type CliOutput, type Command, CommandError, type CommandGroup, type ParsedArgs, requireOption } from '../../core/cli/command.ts'
+import { type Command, CommandError, type CommandGroup, jsonOption, printResult, requireOption } from '../../core/cli/command.ts'
 import { isAppError } from '../../core/errors/app-error.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
 import { secretCommands } from './secret.cli.ts'
@@ -7,7 +7,6 @@ import type { AuthnConfig } from './config.ts'
 import type { PublicEpersonRow } from './modules/epersons/index.ts'
 import { ADMINISTRATOR_GROUP, type EpersonsService } from './modules/epersons/index.ts'
 
-const jsonOption = { json: { type: 'boolean' } } as const
 const LIST_PAGE = 500
 
 function describe(row: PublicEpersonRow, admin: boolean) {
@@ -22,9 +21,6 @@ function describe(row: PublicEpersonRow, admin: boolean) {
   }
 }
 
-function print(output: CliOutput, args: ParsedArgs, json: unknown, text: string): void {
-  output.out(args.values.json ? JSON.stringify(json) : text)
-}
 
 /** The authn commands, each run against the service's database with its own rules. */
 export function authnCommands(env: ServiceCliEnvironment<AuthnConfig>): CommandGroup {
@@ -65,7 +61,7 @@ export function authnCommands(env: ServiceCliEnvironment<AuthnConfig>): CommandG
           lastName: typeof args.values.last === 'string' ? args.values.last : undefined,
         }),
       )
-      print(output, args, describe(row, admin), `created eperson ${row.email} (${row.uuid})${admin ? ' as an administrator' : ''}`)
+      printResult(output, args, describe(row, admin), `created eperson ${row.email} (${row.uuid})${admin ? ' as an administrator' : ''}`)
       return 0
     },
   }
@@ -110,7 +106,7 @@ export function authnCommands(env: ServiceCliEnvironment<AuthnConfig>): CommandG
         await epersons.setPassword(found.uuid, password)
         return found
       })
-      print(output, args, { uuid: row.uuid, email: row.email, passwordChanged: true }, `password of ${row.email} changed; all of their sessions ended`)
+      printResult(output, args, { uuid: row.uuid, email: row.email, passwordChanged: true }, `password of ${row.email} changed; all of their sessions ended`)
       return 0
     },
   }
@@ -127,7 +123,7 @@ export function authnCommands(env: ServiceCliEnvironment<AuthnConfig>): CommandG
         await epersons.setCanLogIn(found.uuid, name === 'enable')
         return found
       })
-      print(
+      printResult(
         output,
         args,
         { uuid: row.uuid, email: row.email, canLogIn: name === 'enable' },
@@ -150,7 +146,7 @@ export function authnCommands(env: ServiceCliEnvironment<AuthnConfig>): CommandG
         const existing = await epersons.findGroupByName(name)
         return { group: existing ?? (await epersons.ensureGroup(name, name === ADMINISTRATOR_GROUP)), created: !existing }
       })
-      print(
+      printResult(
         output,
         args,
         { uuid: result.group.uuid, name: result.group.name, created: result.created },
@@ -169,7 +165,7 @@ export function authnCommands(env: ServiceCliEnvironment<AuthnConfig>): CommandG
     run: async (args, output) => {
       const [groupName = '', email = ''] = args.positionals
       const result = await withEpersons((epersons) => epersons.addMember(groupName, email))
-      print(
+      printResult(
         output,
         args,
         { group: result.group.uuid, groupName: result.group.name, eperson: result.eperson.uuid, email: result.eperson.email, added: result.added },

@@ -1,14 +1,8 @@
-import { type CliOutput, type Command, CommandError, type CommandGroup, type ParsedArgs } from '../../core/cli/command.ts'
+import { type CliOutput, type Command, CommandError, type CommandGroup, jsonOption, printResult } from '../../core/cli/command.ts'
 import type { Keyring } from '../../core/security/keyring.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
 import type { AuthnConfig } from './config.ts'
 import { createAuthnServices } from './services.ts'
-
-const jsonOption = { json: { type: 'boolean' } } as const
-
-function print(output: CliOutput, args: ParsedArgs, json: unknown, text: string): void {
-  output.out(args.values.json ? JSON.stringify(json) : text)
-}
 
 /**
  * `triad authn secret …`: rotation of the JWT signing secret in the secrets file. Tokens carry
@@ -33,7 +27,7 @@ export function secretCommands(env: ServiceCliEnvironment<AuthnConfig>): Command
         const set = await keyring.refresh()
         return set.keys.map((key) => ({ id: key.id, source: key.source, created: key.created ?? null, active: key.id === set.active.id }))
       })
-      print(output, args, keys, keys.map((key) => `${key.id}  ${key.source.padEnd(11)}  ${key.created ?? '-'.padEnd(24)}  ${key.active ? 'signs' : 'verifies'}`).join('\n'))
+      printResult(output, args, keys, keys.map((key) => `${key.id}  ${key.source.padEnd(11)}  ${key.created ?? '-'.padEnd(24)}  ${key.active ? 'signs' : 'verifies'}`).join('\n'))
       return 0
     },
   }
@@ -57,7 +51,7 @@ export function secretCommands(env: ServiceCliEnvironment<AuthnConfig>): Command
       const text = [`new signing key ${result.keyId}`]
       if (result.retired.length > 0) text.push(`retired ${result.retired.join(', ')}: tokens they signed no longer verify`)
       else text.push('tokens signed by older keys verify until they expire (or retire them: triad authn secret retire <id>)')
-      print(output, args, result, text.join('\n'))
+      printResult(output, args, result, text.join('\n'))
       return 0
     },
   }
@@ -78,7 +72,7 @@ export function secretCommands(env: ServiceCliEnvironment<AuthnConfig>): Command
         if (key.id === set.active.id) throw new CommandError(`key ${id} signs new tokens: rotate first (\`triad authn secret rotate\`)`)
         await keyring.retire([id])
       })
-      print(output, args, { retired: id }, `retired ${id}`)
+      printResult(output, args, { retired: id }, `retired ${id}`)
       return 0
     },
   }

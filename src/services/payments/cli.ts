@@ -1,24 +1,15 @@
-import pino from 'pino'
-import { type Command, CommandError, type CommandGroup, type ParsedArgs, UsageError } from '../../core/cli/command.ts'
+import { type CliOutput, type Command, CommandError, type CommandGroup, integerOption, jsonOption, type ParsedArgs, printResult, UsageError } from '../../core/cli/command.ts'
 import { isAppError } from '../../core/errors/app-error.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
-import { createDisputes, createPaymentsContext } from './compose.ts'
+import { createDisputes, withPaymentsContext } from './compose.ts'
 import type { PaymentsConfig } from './config.ts'
 import type { DisputesService } from './modules/disputes/index.ts'
 import { createMerchantsService } from './modules/merchants/index.ts'
 import { vaultCommands } from './vault.cli.ts'
 
-function integerOption(args: ParsedArgs, name: string): number | undefined {
-  const value = args.values[name]
-  if (value === undefined) return undefined
-  if (typeof value !== 'string' || !/^\d+$/.test(value)) throw new UsageError(`--${name} must be a non-negative integer (got ${JSON.stringify(value)})`)
-  return Number(value)
-}
-
 /** Runs `work` with the disputes service; a refused operation (AppError) is a CommandError. */
 function withDisputes<T>(env: ServiceCliEnvironment<PaymentsConfig>, work: (disputes: DisputesService) => Promise<T>): Promise<T> {
-  return env.withService(async (deps) => {
-    const ctx = createPaymentsContext(deps, pino({ level: 'silent' }))
+  return withPaymentsContext(env, async (ctx) => {
     try {
       return await work(createDisputes(ctx, createMerchantsService(ctx)))
     } catch (error) {
@@ -29,16 +20,12 @@ function withDisputes<T>(env: ServiceCliEnvironment<PaymentsConfig>, work: (disp
         throw new CommandError(details)
       }
       throw error
-    } finally {
-      ctx.close()
     }
   })
 }
 
-const jsonOption = { json: { type: 'boolean' } } as const
-
-function print(output: { out(text: string): void }, args: ParsedArgs, object: { id: string }): void {
-  output.out(args.values.json ? JSON.stringify(object) : object.id)
+function print(output: CliOutput, args: ParsedArgs, object: { id: string }): void {
+  printResult(output, args, object, object.id)
 }
 
 /**

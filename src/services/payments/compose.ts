@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
-import type { ServiceBase } from '../../core/service.ts'
+import pino from 'pino'
+import type { ServiceBase, ServiceCliEnvironment } from '../../core/service.ts'
 import type { PaymentsConfig } from './config.ts'
 import type { PaymentsContext } from './context.ts'
 import type { Mailer } from './mail/mailer.port.ts'
@@ -25,6 +26,21 @@ export interface PaymentsExtra {
 }
 
 export type PaymentsDeps = ServiceBase & { config: PaymentsConfig } & Partial<PaymentsExtra>
+
+/** Runs a command's `work` on a context of its own (silent log), closed afterwards. */
+export function withPaymentsContext<T>(
+  env: ServiceCliEnvironment<PaymentsConfig>,
+  work: (ctx: PaymentsContext, deps: PaymentsDeps) => Promise<T>,
+): Promise<T> {
+  return env.withService(async (deps) => {
+    const ctx = createPaymentsContext(deps, pino({ level: 'silent' }))
+    try {
+      return await work(ctx, deps)
+    } finally {
+      ctx.close()
+    }
+  })
+}
 
 /** Builds the shared context: rate table, mailer and acquirer, on the service's database. */
 export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger): PaymentsContext & { close(): void } {

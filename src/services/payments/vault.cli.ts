@@ -1,24 +1,11 @@
-import pino from 'pino'
-import { type CliOutput, type Command, CommandError, type CommandGroup, type ParsedArgs, UsageError } from '../../core/cli/command.ts'
+import { type CliOutput, type Command, CommandError, type CommandGroup, integerOption, jsonOption, printResult } from '../../core/cli/command.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
-import { createPaymentsContext, createVault } from './compose.ts'
+import { createVault, withPaymentsContext } from './compose.ts'
 import type { PaymentsConfig } from './config.ts'
 import { keyUsage, resealAll, retireRefusal, type VaultDb, type VaultService } from './modules/vault/index.ts'
 
-const jsonOption = { json: { type: 'boolean' } } as const
 /** A little longer than a server's check of the secrets file (keyring.ts). */
 const SETTLE_MS = 6_000
-
-function print(output: CliOutput, args: ParsedArgs, json: unknown, text: string): void {
-  output.out(args.values.json ? JSON.stringify(json) : text)
-}
-
-function batchOption(args: ParsedArgs): number {
-  const value = args.values.batch
-  if (value === undefined) return 500
-  if (typeof value !== 'string' || !/^[1-9]\d{0,5}$/.test(value)) throw new UsageError(`--batch must be a positive integer (got ${JSON.stringify(value)})`)
-  return Number(value)
-}
 
 /**
  * `triad payments vault …`: the card vault's keys. `rotate-key` adds a key and re-seals every
@@ -27,15 +14,10 @@ function batchOption(args: ParsedArgs): number {
  */
 export function vaultCommands(env: ServiceCliEnvironment<PaymentsConfig>): CommandGroup {
   const withVault = <T>(output: CliOutput, work: (vault: VaultService, db: VaultDb) => Promise<T>): Promise<T> =>
-    env.withService(async (deps) => {
-      const ctx = createPaymentsContext(deps, pino({ level: 'silent' }))
-      try {
-        const vault = createVault(ctx, deps)
-        await vault.init({ info: (message) => output.err(message) })
-        return await work(vault, ctx.db as unknown as VaultDb)
-      } finally {
-        ctx.close()
-      }
+    withPaymentsContext(env, async (ctx, deps) => {
+      const vault = createVault(ctx, deps)
+      await vault.init({ info: (message) => output.err(message) })
+      return work(vault, ctx.db as unknown as VaultDb)
     })
 
   const keys: Command = {
@@ -47,7 +29,7 @@ export function vaultCommands(env: ServiceCliEnvironment<PaymentsConfig>): Comma
       const usage = await withVault(output, (vault, db) => keyUsage(db, vault.keyring))
       const lines = usage.keys.map((key) => `${key.id}  ${key.source.padEnd(11)}  ${(key.created ?? '-').padEnd(24)}  ${key.active ? 'seals' : 'opens'}  ${key.cards} card(s)`)
       if (usage.legacyCards > 0) lines.push(`${usage.legacyCards} card(s) sealed before keys had ids (re-sealed by rotate-key)`)
-      print(output, args, usage, lines.join('\n'))
+      printResult(output, args, usage, lines.join('\n'))
       return 0
     },
   }
@@ -58,7 +40,7 @@ export function vaultCommands(env: ServiceCliEnvironment<PaymentsConfig>): Comma
     usage: '[--batch N] [--json]',
     options: { batch: { type: 'string' }, ...jsonOption },
     run: async (args, output) => {
-      const batchSize = batchOption(args)
+      const batchSize = integerOption(args, 'batch', { min: 1, max: 100_000 }) ?? 500
       const result = await withVault(output, async (vault, db) => {
         const before = await vault.keyring.refresh()
         let newKeyId: string | undefined
@@ -80,7 +62,7 @@ export function vaultCommands(env: ServiceCliEnvironment<PaymentsConfig>): Comma
       if (result.retirable.length > 0) {
         lines.push(`after PAYMENTS_VAULT_TOKEN_TTL (tokens handed out before now), retire: ${result.retirable.map((id) => `triad payments vault retire-key ${id}`).join('; ')}`)
       }
-      print(output, args, result, lines.join('\n'))
+      printResult(output, args, result, lines.join('\n'))
       return 0
     },
   }
@@ -98,7 +80,7 @@ export function vaultCommands(env: ServiceCliEnvironment<PaymentsConfig>): Comma
         if (refusal) throw new CommandError(refusal)
         await vault.keyring.retire([id])
       })
-      print(output, args, { retired: id }, `retired vault key ${id}`)
+      printResult(output, args, { retired: id }, `retired vault key ${id}`)
       return 0
     },
   }

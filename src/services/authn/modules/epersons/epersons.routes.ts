@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
 import type { FastifyRequest } from 'fastify'
 import { apiBase, UUID_PATTERN } from '../../context.ts'
 import { authnErrors } from '../../errors.ts'
@@ -35,13 +36,13 @@ const PatchOperation = Type.Object({
 })
 const PatchBody = Type.Array(PatchOperation, { minItems: 1, maxItems: 10 })
 
+const PasswordObject = Type.Object({ new_password: Type.String(), current_password: Type.Optional(Type.String()) })
+
 /** A /password operation's value: a string (DSpace 7.0–7.5) or {new_password, current_password} (7.6+), strings only. */
 function passwordChange(value: unknown): { next: string; current?: string } | undefined {
   if (typeof value === 'string') return { next: value }
-  if (typeof value !== 'object' || value === null) return undefined
-  const { new_password: next, current_password: current } = value as Record<string, unknown>
-  if (typeof next !== 'string' || (current !== undefined && typeof current !== 'string')) return undefined
-  return { next, current }
+  if (!Value.Check(PasswordObject, value)) return undefined
+  return { next: value.new_password, current: value.current_password }
 }
 
 function firstValue(metadata: Record<string, Array<{ value: string }>> | undefined, key: string): string | undefined {

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { JWTPayload } from 'jose'
 import type { Clock } from '../../../../core/clock.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
@@ -102,12 +103,12 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
  */
 export function createTokenService(options: TokenServiceOptions) {
   const { database, clock, ids, keyring } = options
-  const cache = new Map<string, { session: LoadedSession | undefined; fetchedAt: number }>()
+  const cache = new LRUCache<string, { session: LoadedSession | undefined; fetchedAt: number }>({ max: CACHE_MAX_ENTRIES })
   // Signature checks are the costliest step of an authenticated request, and a client sends the
   // same token many times: a token's bytes verified once verify the same way again. Only good
   // signatures are remembered; expiry is still checked against the clock on every use.
   // The map is emptied whenever the set of keys changes, so a retired key's tokens stop at once.
-  const verified = new Map<string, TokenClaims>()
+  const verified = new LRUCache<string, TokenClaims>({ max: VERIFIED_MAX_ENTRIES })
   const derived = new Map<string, TokenKeys>()
   let keysVersion = -1
 
@@ -158,10 +159,6 @@ export function createTokenService(options: TokenServiceOptions) {
     }
     const claims = payload && toClaims(payload)
     if (!claims) return undefined
-    if (verified.size >= VERIFIED_MAX_ENTRIES) {
-      const oldest = verified.keys().next().value
-      if (oldest !== undefined) verified.delete(oldest)
-    }
     verified.set(cacheKey, claims)
     return claims
   }
@@ -177,18 +174,13 @@ export function createTokenService(options: TokenServiceOptions) {
       previousValidUntilMs: row.previous_valid_until === null ? 0 : Date.parse(row.previous_valid_until),
     }
     if (options.revocationCacheMs > 0) {
-      if (cache.size >= CACHE_MAX_ENTRIES) {
-        const oldest = cache.keys().next().value
-        if (oldest !== undefined) cache.delete(oldest)
-      }
-      cache.delete(id)
       cache.set(id, { session, fetchedAt: nowMs })
     }
     return session
   }
 
   function evictEperson(epersonUuid: string): void {
-    for (const [id, entry] of cache) if (entry.session?.eperson_uuid === epersonUuid) cache.delete(id)
+    for (const [id, entry] of [...cache.entries()]) if (entry.session?.eperson_uuid === epersonUuid) cache.delete(id)
   }
 
   /**

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto'
+import { Readable } from 'node:stream'
 import type { Clock } from '../../../../core/clock.ts'
 import { splitIntoSegments } from './segments.ts'
 import { type ProviderStatus, SynthesisError, type SynthesisRequest, type SynthesisStream, type TtsProvider } from './tts.port.ts'
@@ -74,24 +75,23 @@ export function createEdgeProvider(options: EdgeOptions): TtsProvider {
   /** Speaks one segment on its own connection, yielding MP3 as it arrives. */
   async function* speakSegment(request: SynthesisRequest, text: string): AsyncGenerator<Uint8Array> {
     const socket = await connect()
-    const queue: Uint8Array[] = []
+    const audio = new Readable({ objectMode: true, read() {} })
     let done = false
-    let failure: Error | undefined
-    let wake: (() => void) | undefined
     socket.onmessage = (event: MessageEvent) => {
       if (typeof event.data === 'string') {
-        if (event.data.includes('Path:turn.end')) done = true
+        if (event.data.includes('Path:turn.end')) {
+          done = true
+          audio.push(null)
+        }
       } else {
         const bytes = new Uint8Array(event.data as ArrayBuffer)
         const headerLength = (bytes[0] << 8) | bytes[1]
         const headers = new TextDecoder().decode(bytes.subarray(2, 2 + headerLength))
-        if (headers.includes('Path:audio') && bytes.length > 2 + headerLength) queue.push(bytes.subarray(2 + headerLength))
+        if (headers.includes('Path:audio') && bytes.length > 2 + headerLength) audio.push(bytes.subarray(2 + headerLength))
       }
-      wake?.()
     }
     socket.onclose = () => {
-      if (!done) failure = new Error('Edge closed the connection before the end of the audio')
-      wake?.()
+      if (!done) audio.destroy(new Error('Edge closed the connection before the end of the audio'))
     }
     const stamp = clock.now().toUTCString()
     socket.send(
@@ -109,19 +109,7 @@ export function createEdgeProvider(options: EdgeOptions): TtsProvider {
     const onAbort = () => socket.close()
     request.signal?.addEventListener('abort', onAbort)
     try {
-      while (true) {
-        const chunk = queue.shift()
-        if (chunk) {
-          yield chunk
-          continue
-        }
-        if (done) return
-        if (failure) throw failure
-        await new Promise<void>((resolve) => {
-          wake = resolve
-        })
-        wake = undefined
-      }
+      yield* audio
     } finally {
       request.signal?.removeEventListener('abort', onAbort)
       socket.close()

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os'
+import { Readable } from 'node:stream'
 import { MessageChannel } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { EspeakTask } from './espeak.worker.ts'
@@ -49,17 +50,11 @@ export function createEspeakProvider(options: EspeakOptions = {}): TtsProvider {
 
   const runSegment = (request: SynthesisRequest, text: string): AsyncIterable<Uint8Array> => {
     const channel = new MessageChannel()
-    const queue: Uint8Array[] = []
-    let wake: (() => void) | undefined
     // The worker posts `null` after its last chunk, on the same port, so no chunk is lost to
     // the task's own completion message overtaking it.
-    let ended = false
-    let failure: unknown
-    channel.port1.on('message', (chunk: Uint8Array | null) => {
-      if (chunk === null) ended = true
-      else queue.push(chunk)
-      wake?.()
-    })
+    const audio = new Readable({ objectMode: true, read() {} })
+    channel.port1.on('message', (chunk: Uint8Array | null) => audio.push(chunk))
+    audio.once('close', () => channel.port1.close())
     const task: EspeakTask = {
       text,
       voice: request.voice.espeak,
@@ -69,31 +64,8 @@ export function createEspeakProvider(options: EspeakOptions = {}): TtsProvider {
     }
     getPool()
       .run(task, { transferList: [channel.port2], signal: request.signal })
-      .catch((error: unknown) => {
-        failure = error
-        wake?.()
-      })
-    return {
-      async *[Symbol.asyncIterator]() {
-        try {
-          while (true) {
-            const chunk = queue.shift()
-            if (chunk) {
-              yield chunk
-              continue
-            }
-            if (failure) throw new SynthesisError('Speech synthesis failed', { cause: failure })
-            if (ended) return
-            await new Promise<void>((resolve) => {
-              wake = resolve
-            })
-            wake = undefined
-          }
-        } finally {
-          channel.port1.close()
-        }
-      },
-    }
+      .catch((error: unknown) => audio.destroy(new SynthesisError('Speech synthesis failed', { cause: error })))
+    return audio
   }
 
   return {

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import type { PaymentsContext } from '../../context.ts'
 import { pickLocale } from './hosted-page.i18n.ts'
-import { createHostedPageService, type LinkQuery } from './hosted-page.service.ts'
+import { createHostedPageService } from './hosted-page.service.ts'
 import { renderErrorPage, renderPaymentPage } from './hosted-page.view.ts'
 
 const PUBLIC_DIR = join(import.meta.dirname, '../../public')
@@ -83,7 +83,7 @@ export function hostedPageRoutes(ctx: PaymentsContext): FastifyPluginAsync {
         },
       },
       async (request, reply) => {
-        const query = request.query as LinkQuery
+        const query = request.query
         const locale = pickLocale(query.locale, request.headers['accept-language'])
         const result = await service.resolve(query)
         securityHeaders(reply, ctx.config.publicUrl).type('text/html; charset=utf-8')
