@@ -1,7 +1,9 @@
 // The peer side by side (issue 16, item 2): Triad's avatar API against the meta-human backend
 // it replaces (examples/backend-python of github:LessUp/meta-human, FastAPI under uvicorn), both
 // on their mock reply, driven with the same load in alternating rounds of the same run.
-// Usage: npm run bench:peer -- [--rounds 3 --duration 5 --connections 20 --quick --source <meta-human git dir, checkout or URL>]
+// Usage: npm run bench:peer -- [--rounds 3 --duration 5 --connections 20 --quick --source <meta-human git dir, checkout or URL>
+//   --python <interpreter>]  (default Debian's /usr/bin/python3 with the packages setup.sh installs; another interpreter
+//   whose environment has pydantic 2 runs the peer without the bridge, which then does nothing)
 // What was bridged to run the peer, and which way it biases the figures: bench/peer/README.md.
 import autocannon from 'autocannon'
 import { execFileSync, spawn } from 'node:child_process'
@@ -21,6 +23,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '20' },
     quick: { type: 'boolean', default: false },
     source: { type: 'string' },
+    python: { type: 'string', default: '/usr/bin/python3' },
   },
 })
 const rounds = values.quick ? 1 : Number(values.rounds)
@@ -28,7 +31,7 @@ const durationSeconds = values.quick ? 2 : Number(values.duration)
 const connections = Number(values.connections)
 const here = new URL('.', import.meta.url).pathname
 const peerSource = join(here, 'source')
-const python = '/usr/bin/python3' // Debian's, with the python3-* packages setup.sh installs
+const python = values.python
 
 // Chinese in: both mocks then answer in Chinese, streamed one character per token.
 const userText = '你好，今天过得怎么样？'
@@ -46,7 +49,7 @@ interface Figures {
 }
 
 interface Server extends RunningServer {
-  name: 'peer' | 'triad'
+  name: 'peer' | 'peer-bare' | 'triad'
 }
 
 function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
@@ -71,8 +74,9 @@ async function waitForHealth(url: string, exited: () => boolean, timeoutMs = 30_
  * development watcher), from its untouched source, with the pydantic bridge on PYTHONPATH.
  * Its per-IP limiter is off (RATE_LIMIT_RPM=0): at any budget above the load it filters a list
  * of every request of the last minute on each request. Logs at its default level, to a file.
+ * `peer-bare` is the same app without its BaseHTTPMiddleware layers (compat/peer_without_middleware.py).
  */
-async function startPeer(): Promise<Server> {
+async function startPeer(name: 'peer' | 'peer-bare'): Promise<Server> {
   const logDir = mkdtempSync(join(tmpdir(), 'triad-bench-peer-'))
   const port = await freePort()
   const env: Record<string, string> = {
@@ -82,14 +86,15 @@ async function startPeer(): Promise<Server> {
     LOG_LEVEL: 'INFO',
   }
   const log = openSync(join(logDir, 'peer.log'), 'a')
-  const child = spawn(python, ['-m', 'uvicorn', 'app.main:app', '--host', '127.0.0.1', '--port', String(port)], {
+  const app = name === 'peer' ? 'app.main:app' : 'peer_without_middleware:app'
+  const child = spawn(python, ['-m', 'uvicorn', app, '--host', '127.0.0.1', '--port', String(port)], {
     cwd: peerSource,
     env,
     stdio: ['ignore', log, log],
   })
   const url = `http://127.0.0.1:${port}`
   await waitForHealth(`${url}/health`, () => child.exitCode !== null)
-  return { name: 'peer', url, pid: child.pid ?? 0, stop: stopper(child) }
+  return { name, url, pid: child.pid ?? 0, stop: stopper(child) }
 }
 
 /** Triad on its mock with no pause between streamed tokens (the peer's mock has none). */
@@ -229,6 +234,11 @@ const routes: Route[] = [
   { name: 'GET /v1/session/{id}/history', drive: (server, seconds) => driveHttp(server, { path: '/v1/session/bench-history/history', seconds }) },
 ]
 
+function peerRuntime(): string {
+  const script = 'import fastapi, pydantic, starlette, uvicorn, sys; print(f"Python {sys.version.split()[0]}, FastAPI {fastapi.__version__}, Starlette {starlette.__version__}, uvicorn {uvicorn.__version__}, pydantic {pydantic.VERSION}")'
+  return execFileSync(python, ['-c', script], { encoding: 'utf8' }).trim()
+}
+
 function pydanticCostUs(): number {
   const output = execFileSync(python, [join(here, 'pydantic-cost.py'), chatBody('bench-chat')], {
     cwd: peerSource,
@@ -258,17 +268,20 @@ if (!values.source && !existsSync(join(peerSource, 'app/main.py')) && process.en
 execFileSync(join(here, 'setup.sh'), setupArgs, { stdio: 'inherit' })
 const peerCommit = readFileSync(join(peerSource, '.meta-human-commit'), 'utf8').trim()
 
-const peer = await startPeer()
+const peer = await startPeer('peer')
+const peerBare = await startPeer('peer-bare')
 const triad = await startTriadServer()
+const servers = [peer, peerBare, triad]
 try {
-  const servers = [peer, triad]
   const triadWs = await webSocketStatus(triad.url)
-  const peerWs = await webSocketStatus(peer.url)
-  if (peerWs !== 101) throw new Error(`the peer's /ws answered the handshake with ${peerWs}`)
+  for (const server of [peer, peerBare]) {
+    const status = await webSocketStatus(server.url)
+    if (status !== 101) throw new Error(`${server.name}: /ws answered the handshake with ${status}`)
+  }
   if (triadWs !== 101 && triadWs !== 404) throw new Error(`Triad's /ws answered the handshake with ${triadWs}`)
   const active = (route: Route, server: Server) => !(route.name.startsWith('WebSocket') && server.name === 'triad' && triadWs !== 101)
 
-  const idle = { peer: rssMb(peer.pid), triad: rssMb(triad.pid) }
+  const idle = new Map(servers.map((server) => [server.name, rssMb(server.pid)]))
   for (const server of servers) {
     await seedHistory(server)
     console.log(`${server.name}: ${await streamShape(server)} on POST /v1/chat/stream`)
@@ -278,8 +291,8 @@ try {
 
   const samples = new Map<string, Figures[]>()
   for (let round = 0; round < rounds; round++) {
-    // Alternate who goes first, so that a drift of the machine's load does not favour one side.
-    const order = round % 2 === 0 ? servers : [...servers].reverse()
+    // Rotate who goes first, so that a drift of the machine's load does not favour one side.
+    const order = [...servers.slice(round % servers.length), ...servers.slice(0, round % servers.length)]
     for (const route of routes) {
       const line: string[] = []
       for (const server of order) {
@@ -296,29 +309,40 @@ try {
   const peerPydanticUs = pydanticCostUs()
   console.log()
   console.log(
-    `Triad vs the meta-human backend (commit ${peerCommit.slice(0, 12)}), ${rounds} round(s) × ${durationSeconds} s per route and server, ${connections} connections, same run`,
+    `Triad vs the meta-human backend (commit ${peerCommit.slice(0, 12)}), ${rounds} round(s) × ${durationSeconds} s per route and server, ${connections} connections, same run.`,
   )
-  console.log('| route | peer req/s | Triad req/s | Triad / peer (≥ 5×) | p50 ms peer / Triad | p99 ms peer / Triad (Triad lower) | server CPU µs/request peer / Triad | RSS MB peer / Triad | errors peer / Triad |')
+  console.log(`peer runtime: ${peerRuntime()} (${python})`)
+  console.log('peer = the backend as run; peer-bare = the same without its four BaseHTTPMiddleware layers (a bound, not the peer).')
+  console.log('| route | server | req/s | Triad ÷ server | p50 ms | p99 ms | server CPU µs/request | RSS MB | errors |')
   console.log('|---|---|---|---|---|---|---|---|---|')
+  const verdicts: string[] = []
   for (const route of routes) {
-    const p = summarize(samples.get(`${route.name}|peer`) ?? [])
     const triadSamples = samples.get(`${route.name}|triad`)
-    if (!triadSamples) {
-      console.log(`| ${route.name} | ${fixed(p.requestsPerSecond)} | n/a (handshake ${triadWs}) | n/a | ${fixed(p.latencyP50Ms, 1)} / n/a | ${fixed(p.latencyP99Ms, 1)} / n/a | ${fixed(p.cpuPerRequestUs)} / n/a | ${fixed(p.rssMb)} / n/a | ${p.errors + p.non2xx} / n/a |`)
-      continue
+    const t = triadSamples ? summarize(triadSamples) : undefined
+    for (const server of servers) {
+      const serverSamples = samples.get(`${route.name}|${server.name}`)
+      if (!serverSamples) {
+        console.log(`| ${route.name} | ${server.name} | n/a (handshake ${triadWs}) | | | | | | |`)
+        continue
+      }
+      const f = summarize(serverSamples)
+      const ratio = t && server !== triad ? `**${(t.requestsPerSecond / f.requestsPerSecond).toFixed(1)}×**` : ''
+      console.log(
+        `| ${route.name} | ${server.name} | ${fixed(f.requestsPerSecond)} | ${ratio} | ${fixed(f.latencyP50Ms, 1)} | ${fixed(f.latencyP99Ms, 1)} | ${fixed(f.cpuPerRequestUs)} | ${fixed(f.rssMb)} | ${f.errors + f.non2xx} |`,
+      )
+      if (t && server === peer) {
+        const ratioValue = t.requestsPerSecond / f.requestsPerSecond
+        verdicts.push(
+          `${route.name}: Triad ${ratioValue.toFixed(1)}× the peer's req/s (target ≥ 5×: ${ratioValue >= 5 ? 'met' : 'NOT met'}), p99 ${fixed(t.latencyP99Ms, 1)} vs ${fixed(f.latencyP99Ms, 1)} ms (target lower: ${t.latencyP99Ms < f.latencyP99Ms ? 'met' : 'NOT met'})`,
+        )
+      }
     }
-    const t = summarize(triadSamples)
-    const ratio = t.requestsPerSecond / p.requestsPerSecond
-    const verdict = `${ratio >= 5 ? 'met' : 'NOT met'}`
-    const p99 = t.latencyP99Ms < p.latencyP99Ms ? 'met' : 'NOT met'
-    console.log(
-      `| ${route.name} | ${fixed(p.requestsPerSecond)} | ${fixed(t.requestsPerSecond)} | **${ratio.toFixed(1)}×** (${verdict}) | ${fixed(p.latencyP50Ms, 1)} / ${fixed(t.latencyP50Ms, 1)} | ${fixed(p.latencyP99Ms, 1)} / ${fixed(t.latencyP99Ms, 1)} (${p99}) | ${fixed(p.cpuPerRequestUs)} / ${fixed(t.cpuPerRequestUs)} | ${fixed(p.rssMb)} / ${fixed(t.rssMb)} | ${p.errors + p.non2xx} / ${t.errors + t.non2xx} |`,
-    )
   }
+  for (const verdict of verdicts) console.log(verdict)
   console.log(
-    `RSS idle before the load: peer ${fixed(idle.peer)} MB, Triad ${fixed(idle.triad)} MB; peak over the run (VmHWM): peer ${fixed(rssMb(peer.pid, 'VmHWM'))} MB, Triad ${fixed(rssMb(triad.pid, 'VmHWM'))} MB`,
+    `RSS idle before the load / peak over the run (VmHWM), MB: ${servers.map((server) => `${server.name} ${fixed(idle.get(server.name) ?? Number.NaN)} / ${fixed(rssMb(server.pid, 'VmHWM'))}`).join(', ')}`,
   )
-  console.log(`pydantic 1 work in one peer chat request (body in, response model out, timed alone): ${fixed(peerPydanticUs, 1)} µs`)
+  console.log(`pydantic work in one peer chat request (body in, response model out, timed alone): ${fixed(peerPydanticUs, 1)} µs`)
 } finally {
-  await Promise.all([peer.stop(), triad.stop()])
+  await Promise.all(servers.map((server) => server.stop()))
 }
