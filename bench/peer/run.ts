@@ -268,11 +268,11 @@ if (!values.source && !existsSync(join(peerSource, 'app/main.py')) && process.en
 execFileSync(join(here, 'setup.sh'), setupArgs, { stdio: 'inherit' })
 const peerCommit = readFileSync(join(peerSource, '.meta-human-commit'), 'utf8').trim()
 
-const peer = await startPeer('peer')
-const peerBare = await startPeer('peer-bare')
-const triad = await startTriadServer()
-const servers = [peer, peerBare, triad]
+const servers: Server[] = []
 try {
+  // One after another, each kept as soon as it runs, so that a failed start stops the others.
+  for (const start of [() => startPeer('peer'), () => startPeer('peer-bare'), startTriadServer]) servers.push(await start())
+  const [peer, peerBare, triad] = servers
   const triadWs = await webSocketStatus(triad.url)
   for (const server of [peer, peerBare]) {
     const status = await webSocketStatus(server.url)
