@@ -28,6 +28,8 @@ export interface ChatSocketOptions {
 /** Close codes (RFC 6455 §7.4.1). */
 const GOING_AWAY = 1001
 const POLICY_VIOLATION = 1008
+/** How long a closing peer has to answer the server's close frame before its socket is cut. */
+const CLOSE_WAIT_MS = 1000
 
 /**
  * Frames a client may send while a turn runs; they are answered in order once it ends. A
@@ -134,7 +136,10 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
       if (waiting > 0) return
       // After an answer while the server drains, as `Connection: close` on HTTP answers: the
       // client's next connection goes to an instance that stays.
-      if (closing.signal.aborted || (afterTurn && lifecycle.draining)) socket.close(GOING_AWAY, 'server shutting down')
+      if (!closing.signal.aborted && !(afterTurn && lifecycle.draining)) return
+      socket.close(GOING_AWAY, 'server shutting down')
+      // A client that never answers the close frame must not hold the stop up (ws waits 30 s).
+      setTimeout(() => socket.terminate(), CLOSE_WAIT_MS).unref()
     }
     const onClosing = () => closeIfIdle(false)
     closing.signal.addEventListener('abort', onClosing, { once: true })
