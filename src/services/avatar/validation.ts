@@ -1,4 +1,4 @@
-import type { TSchema } from '@sinclair/typebox'
+import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
 import type { FastifyRouteSchemaDef, FastifyValidationResult } from 'fastify/types/schema.js'
@@ -40,7 +40,7 @@ export interface StrictValidationProblem {
  * A TypeBox check whose errors come out in the shape Fastify puts on `error.validation`, one
  * per field, worded for the `{detail}` body.
  */
-export function compileStrictValidator(schema: TSchema): (data: unknown) => { value: unknown } | { error: StrictValidationProblem[] } {
+export function compileStrictValidator<T extends TSchema>(schema: T): (data: unknown) => { value: Static<T> } | { error: StrictValidationProblem[] } {
   const check = TypeCompiler.Compile(schema)
   return (data: unknown) => {
     if (check.Check(data)) return { value: data }

@@ -7,6 +7,7 @@ import WebSocket, { type ClientOptions } from 'ws'
 import { createLifecycle } from '../../../src/core/http/lifecycle.ts'
 import { createFakeLlm } from '../../../src/services/avatar/providers/llm/llm.fake.ts'
 import type { LlmPort, LlmRequest } from '../../../src/services/avatar/providers/llm/llm.port.ts'
+import { startTriadProcess } from '../../helpers/triad-process.ts'
 import { buildAvatarApp, readStream, type SseEventData } from './helpers.ts'
 
 /** A model that writes `count` pieces, one every `delayMs`, and tells when it was stopped. */
@@ -29,9 +30,9 @@ function slowModel(count: number, delayMs: number) {
 }
 
 /** Polls `condition` (bounded) until it holds. */
-async function eventually(condition: () => boolean, what: string) {
+async function eventually(condition: () => boolean, what: string, attempts = 200) {
   for (let attempt = 0; !condition(); attempt++) {
-    assert.ok(attempt < 200, `timed out waiting for ${what}`)
+    assert.ok(attempt < attempts, `timed out waiting for ${what}`)
     await sleep(10)
   }
 }
@@ -209,6 +210,7 @@ describe('GET /ws: chat over a WebSocket', () => {
       ['"chat"', 'message must be a JSON object'],
       ['{"type":"ping"}', 'Unknown message type: ping'],
       ['{"userText":"hi"}', 'Unknown message type: null'],
+      [JSON.stringify({ type: 'x'.repeat(100) }), `Unknown message type: ${'x'.repeat(40)}…`],
     ]
     for (const [frame, message] of raw) {
       client.send(frame)
@@ -285,7 +287,7 @@ describe('GET /ws: chat over a WebSocket', () => {
   })
 
   it('pings idle sockets and keeps those that answer; terminates one that misses a pong', async (t) => {
-    const { app } = await buildAvatarApp(t, { env: { AVATAR_WS_HEARTBEAT: '30ms' } })
+    const { app } = await buildAvatarApp(t, { env: { AVATAR_WS_HEARTBEAT: '250ms' } })
     const base = await app.listen({ port: 0, host: '127.0.0.1' })
     const healthy = await openClient(base)
     let pings = 0
@@ -293,7 +295,7 @@ describe('GET /ws: chat over a WebSocket', () => {
     const silent = await openClient(base, '?session_id=silent', { autoPong: false })
     const { code } = await silent.closed
     assert.equal(code, 1006, 'terminated without a close frame')
-    await eventually(() => pings >= 3, 'three pings')
+    await eventually(() => pings >= 3, 'three pings', 2000)
     assert.equal(healthy.socket.readyState, WebSocket.OPEN)
     healthy.send({ type: 'chat', userText: 'still here?' })
     assert.equal((await healthy.nextAnswer()).at(-1)?.type, 'done')
@@ -358,10 +360,12 @@ describe('GET /ws when the server stops', () => {
     busy.send({ type: 'chat', userText: 'talk' })
     await eventually(() => busy.frames.length >= 2, 'tokens')
     lifecycle.startDraining()
-    const closing = app.close()
+    let closed = false
+    const closing = app.close().then(() => (closed = true))
     assert.equal((await idle.closed).code, 1001)
     assert.equal(busy.socket.readyState, WebSocket.OPEN, 'a socket with a running turn stays open')
     const answer = await busy.nextAnswer()
+    assert.equal(closed, false, 'the app waits for the running turn')
     assert.equal(answer.at(-1)?.type, 'done')
     assert.equal(answer.at(-1)?.replyText, Array.from({ length: 15 }, (_, i) => `word${i}`).join(' '))
     assert.equal((await busy.closed).code, 1001)
@@ -398,5 +402,21 @@ describe('GET /ws when the server stops', () => {
     client.send({ type: 'chat', userText: 'Hello' })
     assert.equal((await client.nextAnswer()).at(-1)?.type, 'done')
     assert.equal((await client.closed).code, 1001)
+  })
+
+  it('SIGTERM to a real server: the running turn streams to its done, every socket closes with 1001, exit 0', async (t) => {
+    const server = await startTriadProcess(t, { AVATAR_MOCK_TOKEN_DELAY: '60ms', AVATAR_RATE_LIMIT: '0', LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT: '20s' })
+    const busy = await openClient(server.base, '?session_id=sigterm')
+    const idle = await openClient(server.base, '?session_id=idle')
+    busy.send({ type: 'chat', userText: 'Tell me a long story about the sea, please.' })
+    await eventually(() => busy.frames.length >= 1, 'a token')
+    const exited = once(server.child, 'exit')
+    server.child.kill('SIGTERM')
+    const answer = await busy.nextAnswer()
+    assert.equal(answer.at(-1)?.type, 'done', JSON.stringify(answer.at(-1)))
+    assert.equal((await busy.closed).code, 1001)
+    assert.equal((await idle.closed).code, 1001)
+    const [code] = await within(exited, 'the server to exit', 20_000)
+    assert.equal(code, 0, server.output().slice(-1000))
   })
 })

@@ -106,10 +106,14 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
     }
     if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) return 'message must be a JSON object'
     const type = (frame as { type?: unknown }).type
-    if (type !== 'chat') return `Unknown message type: ${typeof type === 'string' ? type : JSON.stringify(type ?? null)}`
+    if (type !== 'chat') {
+      const name = typeof type === 'string' ? type : JSON.stringify(type ?? null)
+      // Echoed for the client's developer, but never a megabyte of it.
+      return `Unknown message type: ${name.length > 40 ? `${name.slice(0, 40)}…` : name}`
+    }
     const checked = validateFrame(frame)
     if ('error' in checked) return detailOf({ validation: checked.error, validationContext: 'body' })
-    return checked.value as ChatFrame
+    return checked.value
   }
 
   async function answer(socket: WebSocket, request: FastifyRequest, sessionId: string, gone: AbortSignal, data: RawData, isBinary: boolean) {
