@@ -23,8 +23,9 @@ describe('OpenAPI document', () => {
         if (!operation.tags?.length) problems.push(`${name}: no tags`)
         if (!operation.summary) problems.push(`${name}: no summary`)
         const statuses = Object.keys(operation.responses ?? {})
-        // A route answers with a success, or exists only to refuse (405 for a verb the spec rejects).
-        if (!statuses.some((status) => /^[23]/.test(status) || status === '405')) problems.push(`${name}: no response declared`)
+        // A route answers with a success, switches protocols (101: a WebSocket), or exists only
+        // to refuse (405 for a verb the spec rejects).
+        if (!statuses.some((status) => /^[23]/.test(status) || status === '101' || status === '405')) problems.push(`${name}: no response declared`)
       }
     }
     assert.ok(operations > 0)

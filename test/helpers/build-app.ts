@@ -6,7 +6,7 @@ import { type Config, loadConfig } from '../../src/config.ts'
 import { createManualClock, type ManualClock } from '../../src/core/clock.ts'
 import type { ServiceName } from '../../src/core/config/core-config.ts'
 import { createDb, type Database } from '../../src/core/db/create-db.ts'
-import { createLifecycle } from '../../src/core/http/lifecycle.ts'
+import { createLifecycle, type Lifecycle } from '../../src/core/http/lifecycle.ts'
 import { createIdGenerator } from '../../src/core/ids.ts'
 import type { ServiceBase } from '../../src/core/service.ts'
 import { createSecrets, type Secrets } from '../../src/core/security/keyring.ts'
@@ -82,6 +82,8 @@ export interface TestAppOptions {
   logStream?: NodeJS.WritableStream
   /** Where the app keeps its secrets; the test database's own store (in memory) by default. */
   secretStore?: SecretStore
+  /** The shutdown state (to drain before `app.close()`, as a stop signal does); a fresh one by default. */
+  lifecycle?: Lifecycle
 }
 
 export interface TestApp {
@@ -107,7 +109,7 @@ export async function buildTestApp(t: Cleanup, options: TestAppOptions = {}): Pr
   const clock = options.clock ?? createManualClock()
   const secretStore = options.secretStore ?? secretStoreOf(database)
   const secrets = createSecrets(secretStore, clock)
-  const app = await buildApp(config, { database, clock, ids: createIdGenerator(clock), secrets, services: options.deps, logStream: options.logStream })
+  const app = await buildApp(config, { database, clock, ids: createIdGenerator(clock), secrets, services: options.deps, logStream: options.logStream, lifecycle: options.lifecycle })
   t.after(() => app.close())
   return { app, database, clock, config, secrets, secretStore }
 }

@@ -37,7 +37,7 @@ export function parseRateLimit(text: string): RateLimitRule | undefined {
   return { limit, windowMs: unit }
 }
 
-interface RateLimitResult {
+export interface RateLimitResult {
   allowed: boolean
   limit: number
   remaining: number

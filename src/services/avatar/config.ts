@@ -25,6 +25,7 @@ const chatEnvSchema = {
   }),
   AVATAR_MOCK_TOKEN_DELAY: Env.duration('20ms'),
   AVATAR_SSE_HEARTBEAT: Env.duration('15s'),
+  AVATAR_WS_HEARTBEAT: Env.duration('30s'),
 }
 
 type ChatEnv = Static<TObject<typeof chatEnvSchema>>
@@ -45,6 +46,7 @@ function buildChatConfig(env: ChatEnv & { AVATAR_LLM_API_KEY?: string; AVATAR_LL
     rateLimit: parseRateLimit(env.AVATAR_RATE_LIMIT),
     mockTokenDelayMs: parseDuration(env.AVATAR_MOCK_TOKEN_DELAY),
     sseHeartbeatMs: parseDuration(env.AVATAR_SSE_HEARTBEAT),
+    wsHeartbeatMs: parseDuration(env.AVATAR_WS_HEARTBEAT),
   }
 }
 

@@ -1,4 +1,4 @@
-import type { TSchema } from '@sinclair/typebox'
+import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
 import type { FastifyRouteSchemaDef, FastifyValidationResult } from 'fastify/types/schema.js'
@@ -29,18 +29,23 @@ function describe(error: ValueError): string {
   }
 }
 
+export interface StrictValidationProblem {
+  instancePath: string
+  keyword: string
+  message: string
+  params: Record<string, never>
+}
+
 /**
- * Validates request bodies with TypeBox's compiler instead of Fastify's Ajv, which is set up
- * to coerce types (right for query strings, wrong for JSON: `{"userText": 123}` must be
- * refused, not read as "123"). Errors come out in the shape Fastify puts on `error.validation`,
- * one per field, worded for the `{detail}` body.
+ * A TypeBox check whose errors come out in the shape Fastify puts on `error.validation`, one
+ * per field, worded for the `{detail}` body.
  */
-export function strictBodyCompiler<T>({ schema }: FastifyRouteSchemaDef<T>): FastifyValidationResult {
-  const check = TypeCompiler.Compile(schema as TSchema)
+export function compileStrictValidator<T extends TSchema>(schema: T): (data: unknown) => { value: Static<T> } | { error: StrictValidationProblem[] } {
+  const check = TypeCompiler.Compile(schema)
   return (data: unknown) => {
     if (check.Check(data)) return { value: data }
     const seen = new Set<string>()
-    const errors = []
+    const errors: StrictValidationProblem[] = []
     for (const error of check.Errors(data)) {
       if (seen.has(error.path)) continue
       seen.add(error.path)
@@ -48,6 +53,19 @@ export function strictBodyCompiler<T>({ schema }: FastifyRouteSchemaDef<T>): Fas
       // When the body itself has the wrong type, its missing fields are noise.
       if (error.path === '') break
     }
-    return { error: errors as never }
+    return { error: errors }
+  }
+}
+
+/**
+ * Validates request bodies with TypeBox's compiler instead of Fastify's Ajv, which is set up
+ * to coerce types (right for query strings, wrong for JSON: `{"userText": 123}` must be
+ * refused, not read as "123").
+ */
+export function strictBodyCompiler<T>({ schema }: FastifyRouteSchemaDef<T>): FastifyValidationResult {
+  const validate = compileStrictValidator(schema as TSchema)
+  return (data: unknown) => {
+    const result = validate(data)
+    return 'error' in result ? { error: result.error as never } : result
   }
 }

@@ -1,14 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { createHash } from 'node:crypto'
-import type { FastifyRequest } from 'fastify'
-import { AppError } from '../../../../core/errors/app-error.ts'
 import { type RateLimiter, rateLimitHook } from '../../../../core/http/rate-limit.ts'
 import { openSseStream } from '../../../../core/http/sse.ts'
-import { ErrorSchema, INTERNAL_ERROR_DETAIL } from '../../errors.ts'
+import { ErrorSchema } from '../../errors.ts'
 import { strictBodyCompiler } from '../../validation.ts'
+import { rateLimitExceeded, rateLimitKey } from './chat.limits.ts'
 import { ChatReplySchema, chatBodySchema } from './chat.schemas.ts'
 import type { ChatService } from './chat.service.ts'
+import type { TurnRunner } from './chat.turn.ts'
 
 export interface ChatRoutesOptions {
   chat: ChatService
@@ -16,23 +15,8 @@ export interface ChatRoutesOptions {
   sseHeartbeatMs: number
   /** Absent when AVATAR_RATE_LIMIT is 0. */
   limiter?: RateLimiter
-  /** Aborted when the server's grace period for stopping ends. */
-  shutdownDeadline: AbortSignal
-}
-
-const SHUTDOWN_MESSAGE = 'The server is restarting; please send the message again.'
-
-/**
- * The client a request counts against: its API key when it sends one (several users behind
- * one proxy then keep their own budgets), else its IP address. Keys are hashed so that they
- * never sit in memory or Redis in the clear.
- */
-function rateLimitKey(request: FastifyRequest): string {
-  const header = request.headers['x-api-key']
-  const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1]
-  const key = (typeof header === 'string' && header) || bearer
-  if (key) return `key:${createHash('sha256').update(key).digest('hex').slice(0, 32)}`
-  return `ip:${request.ip}`
+  /** A streamed turn, shared with the WebSocket transport. */
+  runTurn: TurnRunner
 }
 
 const StreamResponse = {
@@ -43,25 +27,16 @@ const StreamResponse = {
 }
 
 export const chatRoutes: FastifyPluginAsyncTypebox<ChatRoutesOptions> = async (app, options) => {
-  const { chat, limiter } = options
+  const { chat, limiter, runTurn } = options
   const body = chatBodySchema(options.maxTextLength)
   const onRequest = limiter
     ? rateLimitHook({
         limiter,
         keyOf: rateLimitKey,
-        onExceeded: (result) =>
-          new AppError('rate_limited', `Rate limit exceeded. Try again in ${result.resetSeconds} seconds.`, {
-            status: 429,
-            headers: { 'retry-after': String(result.resetSeconds) },
-          }),
+        onExceeded: rateLimitExceeded,
       })
     : undefined
   const errors = { 400: ErrorSchema, 429: ErrorSchema, 500: ErrorSchema }
-
-  // A stream can last as long as a model talks. On shutdown a running reply goes on to its
-  // `done`; only one still running when the grace period ends stops, with an error event that
-  // asks the client to send the message again.
-  const deadline = options.shutdownDeadline
 
   app.post(
     '/chat',
@@ -108,25 +83,9 @@ export const chatRoutes: FastifyPluginAsyncTypebox<ChatRoutesOptions> = async (a
       // Everything that can fail with a JSON error happens before the stream opens.
       const prepared = await chat.prepare(request.body)
       const sse = openSseStream(request, reply, { heartbeatMs: options.sseHeartbeatMs })
-      const send = (data: unknown) => sse.send({ data: JSON.stringify(data) })
-      // Stops the generation when the client leaves or the server's grace period ends.
-      const stop = new AbortController()
-      const onClientGone = () => stop.abort(sse.signal.reason)
-      const onDeadline = () => stop.abort(deadline.reason)
-      sse.signal.addEventListener('abort', onClientGone, { once: true })
-      if (deadline.aborted) onDeadline()
-      else deadline.addEventListener('abort', onDeadline, { once: true })
       try {
-        const outcome = await chat.stream(prepared, { log: request.log, signal: stop.signal, onToken: (content) => send({ type: 'token', content }) })
-        if (outcome.type === 'done') await send({ type: 'done', ...outcome.reply })
-        else if (outcome.type === 'error') await send({ type: 'error', message: outcome.message })
-        else if (deadline.aborted) await send({ type: 'error', message: SHUTDOWN_MESSAGE })
-      } catch (error) {
-        request.log.error({ err: error }, 'chat stream failed')
-        await send({ type: 'error', message: INTERNAL_ERROR_DETAIL })
+        await runTurn(prepared, { log: request.log, clientGone: sse.signal, send: (event) => sse.send({ data: JSON.stringify(event) }) })
       } finally {
-        deadline.removeEventListener('abort', onDeadline)
-        sse.signal.removeEventListener('abort', onClientGone)
         sse.close()
       }
     },

@@ -1,13 +1,15 @@
 import type { FastifyInstance } from 'fastify'
 import type { Clock } from '../../../../core/clock.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
-import { createRateLimiter } from '../../../../core/http/rate-limit.ts'
+import { createRateLimiter, type RateLimiter } from '../../../../core/http/rate-limit.ts'
 import type { ServiceBase } from '../../../../core/service.ts'
 import type { ChatConfig } from '../../config.ts'
 import { createOpenAiLlm, type LlmPort } from '../../providers/llm/index.ts'
 import { createSessions, sessionsRoutes } from '../sessions/index.ts'
 import { chatRoutes } from './chat.routes.ts'
 import { createChatService } from './chat.service.ts'
+import { chatSocketRoutes } from './chat.socket.ts'
+import { createTurnRunner } from './chat.turn.ts'
 
 export interface ConversationDeps {
   database: Database
@@ -25,13 +27,19 @@ export function llmFromConfig(config: ChatConfig): LlmPort | undefined {
   return createOpenAiLlm({ apiKey: config.llm.apiKey, baseUrl: config.llm.baseUrl, model: config.llm.model, maxRetries: config.llm.maxRetries })
 }
 
-/** Chat, streaming and session history: the conversation half of the avatar API. */
-export function conversationRoutes(deps: ConversationDeps) {
-  return async (app: FastifyInstance) => {
-    const { config } = deps
-    const sessions = createSessions({ database: deps.database, clock: deps.clock, sessionTtlMs: config.sessionTtlMs, historyLimit: config.historyLimit })
-    const chat = createChatService({ config, llm: deps.llm ?? llmFromConfig(config), sessions, clock: deps.clock })
-    const limiter = config.rateLimit
+/**
+ * Chat, streaming and session history: the conversation half of the avatar API. `routes` go
+ * under `/v1`; `socketRoutes` (`/ws`) beside it at the root, as the meta-human web app builds
+ * its WebSocket URL. Both share one chat service, one rate limiter and one way to run a turn.
+ */
+export function createConversation(deps: ConversationDeps) {
+  const { config } = deps
+  const sessions = createSessions({ database: deps.database, clock: deps.clock, sessionTtlMs: config.sessionTtlMs, historyLimit: config.historyLimit })
+  const chat = createChatService({ config, llm: deps.llm ?? llmFromConfig(config), sessions, clock: deps.clock })
+  const runTurn = createTurnRunner(chat, deps.lifecycle.deadline)
+  let limiter: RateLimiter | undefined
+  const limiterFor = (app: FastifyInstance) => {
+    limiter ??= config.rateLimit
       ? createRateLimiter({
           ...config.rateLimit,
           clock: deps.clock,
@@ -40,8 +48,23 @@ export function conversationRoutes(deps: ConversationDeps) {
           onStoreError: (error) => app.log.warn({ err: error }, 'rate-limit store unavailable; counting in memory'),
         })
       : undefined
-    await app.register(chatRoutes, { chat, limiter, maxTextLength: config.maxTextLength, sseHeartbeatMs: config.sseHeartbeatMs, shutdownDeadline: deps.lifecycle.deadline })
-    await app.register(sessionsRoutes, { sessions })
+    return limiter
+  }
+  return {
+    routes: async (app: FastifyInstance) => {
+      await app.register(chatRoutes, { chat, runTurn, limiter: limiterFor(app), maxTextLength: config.maxTextLength, sseHeartbeatMs: config.sseHeartbeatMs })
+      await app.register(sessionsRoutes, { sessions })
+    },
+    socketRoutes: async (app: FastifyInstance) => {
+      await app.register(chatSocketRoutes, {
+        chat,
+        runTurn,
+        limiter: limiterFor(app),
+        maxTextLength: config.maxTextLength,
+        heartbeatMs: config.wsHeartbeatMs,
+        lifecycle: deps.lifecycle,
+      })
+    },
   }
 }
 

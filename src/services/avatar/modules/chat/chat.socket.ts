@@ -1,0 +1,208 @@
+import websocket from '@fastify/websocket'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
+import type { IncomingMessage } from 'node:http'
+import type { RawData, WebSocket } from 'ws'
+import { AppError } from '../../../../core/errors/app-error.ts'
+import { normalizeError } from '../../../../core/errors/normalize.ts'
+import type { Lifecycle } from '../../../../core/http/lifecycle.ts'
+import type { RateLimiter } from '../../../../core/http/rate-limit.ts'
+import { ErrorSchema, formatAvatarError } from '../../errors.ts'
+import { compileStrictValidator, strictBodyCompiler } from '../../validation.ts'
+import { rateLimitExceeded, rateLimitKey } from './chat.limits.ts'
+import { type ChatFrame, ChatSocketQuerySchema, chatFrameSchema } from './chat.schemas.ts'
+import type { ChatService } from './chat.service.ts'
+import type { ChatEvent, TurnRunner } from './chat.turn.ts'
+
+export interface ChatSocketOptions {
+  chat: ChatService
+  runTurn: TurnRunner
+  /** Absent when AVATAR_RATE_LIMIT is 0. */
+  limiter?: RateLimiter
+  maxTextLength: number
+  /** Interval of WebSocket pings (AVATAR_WS_HEARTBEAT); 0 turns them off. */
+  heartbeatMs: number
+  lifecycle: Lifecycle
+}
+
+/** Close codes (RFC 6455 §7.4.1). */
+const GOING_AWAY = 1001
+const POLICY_VIOLATION = 1008
+/** How long a closing peer has to answer the server's close frame before its socket is cut. */
+const CLOSE_WAIT_MS = 1000
+
+/**
+ * Frames a client may send while a turn runs; they are answered in order once it ends. A
+ * client that piles up more is not following the protocol (one message, then its reply) and
+ * is closed with 1008 instead of being buffered without bound.
+ */
+const MAX_WAITING_FRAMES = 8
+
+function upgradeRequired(): AppError {
+  return new AppError('upgrade_required', 'This endpoint speaks WebSocket only; open it with a WebSocket client', {
+    status: 426,
+    headers: { upgrade: 'websocket' },
+  })
+}
+
+/** The `{detail}` sentence an error would have over HTTP: the message of its error frame. */
+function detailOf(error: unknown): string {
+  return formatAvatarError(normalizeError(error)).detail
+}
+
+const SocketDescription = [
+  'The chat over a WebSocket, for clients that keep one connection open (the meta-human web app\'s `websocket` transport).',
+  'Open `ws://<host>/ws?session_id=<id>`; every exchange is stored under that session, as `sessionId` does over HTTP.',
+  'Send text frames `{"type":"chat","userText":…,"meta":{…}}` (the fields and rules of the `POST /v1/chat` body); each is answered',
+  'with `{"type":"token","content"}` frames, then one `{"type":"done","replyText","emotion","action"}` or one `{"type":"error","message"}`,',
+  'the events of `POST /v1/chat/stream`. A bad frame or a frame over the rate limit is answered with an error frame and the socket stays open.',
+  'The server pings every AVATAR_WS_HEARTBEAT and closes a socket that did not answer the previous ping.',
+  'Without a WebSocket upgrade the route answers 426. See docs/avatar-protocol.md.',
+].join(' ')
+
+export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = async (app, options) => {
+  const { chat, runTurn, limiter, lifecycle } = options
+  const validateFrame = compileStrictValidator(chatFrameSchema(options.maxTextLength))
+  // Aborted when the app starts closing: idle sockets close at once, busy ones after their turn.
+  const closing = new AbortController()
+
+  await app.register(websocket, {
+    // The ceiling of an HTTP body: a larger frame is refused by closing the socket with 1009.
+    options: { maxPayload: app.initialConfig.bodyLimit },
+    preClose(done) {
+      closing.abort()
+      done()
+    },
+  })
+
+  // Only this route takes upgrades. Without this, an `Upgrade: websocket` request to any other
+  // path would be answered over a socket that Node has handed over for good and nobody closes
+  // (and `app.close()` would wait for it); refused upgrades are ordinary requests instead.
+  const socketPath = `${app.prefix}/ws`
+  // (Node 24's server option, not yet in its type definitions.)
+  const server = app.server as typeof app.server & { shouldUpgradeCallback: (request: IncomingMessage) => boolean }
+  server.shouldUpgradeCallback = (request) => (request.url ?? '').split('?')[0] === socketPath
+
+  /** Writes one event; resolves once the socket took it (or is gone), so a slow reader slows the model down. */
+  const sendEvent = (socket: WebSocket, event: ChatEvent): Promise<void> =>
+    new Promise((resolve) => {
+      if (socket.readyState !== socket.OPEN) return resolve()
+      socket.send(JSON.stringify(event), () => resolve())
+    })
+
+  /** Reads one frame into a chat request, or the sentence of its error frame. */
+  async function readFrame(data: RawData, isBinary: boolean, request: FastifyRequest): Promise<ChatFrame | string> {
+    // Every frame is a request against the client's chat budget, as every POST is over HTTP.
+    if (limiter) {
+      const result = await limiter.hit(rateLimitKey(request))
+      if (!result.allowed) return detailOf(rateLimitExceeded(result))
+    }
+    if (isBinary) return 'Binary frames are not accepted; send JSON as text'
+    let frame: unknown
+    try {
+      frame = JSON.parse(data.toString())
+    } catch {
+      return 'Malformed JSON in message'
+    }
+    if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) return 'message must be a JSON object'
+    const type = (frame as { type?: unknown }).type
+    if (type !== 'chat') {
+      const name = typeof type === 'string' ? type : JSON.stringify(type ?? null)
+      // Echoed for the client's developer, but never a megabyte of it.
+      return `Unknown message type: ${name.length > 40 ? `${name.slice(0, 40)}…` : name}`
+    }
+    const checked = validateFrame(frame)
+    if ('error' in checked) return detailOf({ validation: checked.error, validationContext: 'body' })
+    return checked.value
+  }
+
+  async function answer(socket: WebSocket, request: FastifyRequest, sessionId: string, gone: AbortSignal, data: RawData, isBinary: boolean) {
+    const log: FastifyBaseLogger = request.log
+    const send = (event: ChatEvent) => sendEvent(socket, event)
+    try {
+      const frame = await readFrame(data, isBinary, request)
+      if (typeof frame === 'string') return await send({ type: 'error', message: frame })
+      const prepared = await chat.prepare({ sessionId, userText: frame.userText, meta: frame.meta })
+      await runTurn(prepared, { log, clientGone: gone, send })
+    } catch (error) {
+      const normalized = normalizeError(error)
+      if (normalized.internal) log.error({ err: error }, 'chat frame failed')
+      await send({ type: 'error', message: detailOf(error) })
+    }
+  }
+
+  function serve(socket: WebSocket, request: FastifyRequest, sessionId: string) {
+    const gone = new AbortController()
+    let waiting = 0
+    let queue: Promise<void> = Promise.resolve()
+
+    const closeIfIdle = (afterTurn: boolean) => {
+      if (waiting > 0) return
+      // After an answer while the server drains, as `Connection: close` on HTTP answers: the
+      // client's next connection goes to an instance that stays.
+      if (!closing.signal.aborted && !(afterTurn && lifecycle.draining)) return
+      socket.close(GOING_AWAY, 'server shutting down')
+      // A client that never answers the close frame must not hold the stop up (ws waits 30 s).
+      setTimeout(() => socket.terminate(), CLOSE_WAIT_MS).unref()
+    }
+    const onClosing = () => closeIfIdle(false)
+    closing.signal.addEventListener('abort', onClosing, { once: true })
+
+    let answeredPing = true
+    const heartbeat =
+      options.heartbeatMs > 0
+        ? setInterval(() => {
+            // Silent since the last ping: the peer or the path to it is gone without a close.
+            if (!answeredPing) return socket.terminate()
+            answeredPing = false
+            socket.ping()
+          }, options.heartbeatMs)
+        : undefined
+    heartbeat?.unref()
+    socket.on('pong', () => (answeredPing = true))
+
+    socket.on('close', () => {
+      clearInterval(heartbeat)
+      closing.signal.removeEventListener('abort', onClosing)
+      // Stops the model of a running turn; its exchange is not stored.
+      gone.abort(new Error('client disconnected'))
+    })
+
+    socket.on('message', (data, isBinary) => {
+      answeredPing = true
+      if (socket.readyState !== socket.OPEN) return
+      if (waiting > MAX_WAITING_FRAMES) return socket.close(POLICY_VIOLATION, 'too many messages waiting for a reply')
+      waiting++
+      // One turn at a time, in the order the frames came: each frame's events follow the previous one's end.
+      queue = queue
+        .then(() => (gone.signal.aborted ? undefined : answer(socket, request, sessionId, gone.signal, data, isBinary)))
+        .finally(() => {
+          waiting--
+          closeIfIdle(true)
+        })
+    })
+    closeIfIdle(false)
+  }
+
+  app.route({
+    method: 'GET',
+    url: '/ws',
+    // The same wording of a missing or bad session_id as of a bad body field.
+    validatorCompiler: strictBodyCompiler,
+    schema: {
+      tags: ['avatar'],
+      summary: 'Chat over a WebSocket (token, done and error frames, as the event stream)',
+      description: SocketDescription,
+      querystring: ChatSocketQuerySchema,
+      response: {
+        101: { description: 'Switching Protocols: the WebSocket is open', type: 'null' },
+        400: ErrorSchema,
+        426: ErrorSchema,
+      },
+    },
+    wsHandler: (socket, request) => serve(socket, request, request.query.session_id),
+    handler: async () => {
+      throw upgradeRequired()
+    },
+  })
+}
