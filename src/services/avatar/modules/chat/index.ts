@@ -30,7 +30,7 @@ export function conversationRoutes(deps: ConversationDeps) {
   return async (app: FastifyInstance) => {
     const { config } = deps
     const sessions = createSessions({ database: deps.database, clock: deps.clock, sessionTtlMs: config.sessionTtlMs, historyLimit: config.historyLimit })
-    const chat = createChatService({ config, llm: deps.llm ?? llmFromConfig(config), sessions, clock: deps.clock })
+    const chat = createChatService({ config, llm: deps.llm ?? llmFromConfig(config), sessions, clock: deps.clock, log: app.log })
     const limiter = config.rateLimit
       ? createRateLimiter({
           ...config.rateLimit,
