@@ -134,6 +134,10 @@ describe('paths no route claims', () => {
       assert.equal(response.statusCode, 404, url)
       assert.deepEqual(response.json(), { detail: `No route for GET ${url}` })
     }
+    // Errors Fastify raises before routing too (a malformed percent-encoding).
+    const malformed = await alone.app.inject({ method: 'GET', url: '/nothing/%ZZ' })
+    assert.equal(malformed.statusCode, 400)
+    errorShapes.avatar(malformed.json(), 400)
     const shared = await buildTestApp(t)
     const response = await shared.app.inject({ method: 'GET', url: '/ws-something' })
     assert.equal(response.statusCode, 404)
