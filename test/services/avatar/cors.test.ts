@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ConfigError } from '../../../src/config.ts'
 import { buildTestApp, testConfig } from '../../helpers/build-app.ts'
+import { readStream } from './helpers.ts'
 import type { FastifyInstance } from 'fastify'
 
 const FRONT_END = 'http://localhost:5173'
@@ -50,6 +51,17 @@ describe('CORS on the avatar API', () => {
     assert.equal(deleted.headers['access-control-allow-origin'], '*')
     const health = await app.inject({ method: 'GET', url: '/health', headers: { origin: FRONT_END } })
     assert.equal(health.headers['access-control-allow-origin'], '*')
+  })
+
+  it('opens the event stream to other origins, with the headers it exposes', async (t) => {
+    const { app } = await buildTestApp(t, { env: { AVATAR_RATE_LIMIT: '0', AVATAR_MOCK_TOKEN_DELAY: '0ms' } })
+    const address = await app.listen({ port: 0, host: '127.0.0.1' })
+    const { response, events } = await readStream(address, { userText: 'hello', meta: { characterId: 'pro-service' } }, { headers: { origin: FRONT_END } })
+    assert.equal(response.status, 200)
+    assert.equal(response.headers.get('access-control-allow-origin'), '*')
+    assert.match(String(response.headers.get('access-control-expose-headers')), /X-Avatar-Persona/)
+    assert.equal(response.headers.get('x-avatar-persona'), 'service')
+    assert.equal(events.at(-1)?.type, 'done')
   })
 
   it('makes errors readable across origins too (a 400, a 404, a 429)', async (t) => {
