@@ -15,7 +15,6 @@ import { openConfiguredSecrets, unsuppliedSecretsWarning } from './core/security
 import type { ServiceBase } from './core/service.ts'
 import { type Services, serviceLoaders } from './services/index.ts'
 
-
 type ExtraDeps<N extends ServiceName> = Parameters<Services[N]['plugin']>[0] extends infer D ? Omit<D, keyof ServiceBase | 'config'> : never
 
 export interface AppDeps {
