@@ -31,14 +31,16 @@ async function pageOrigin(t: Cleanup): Promise<string> {
  * with a preset character, and the best-effort DELETE of a session on "new conversation".
  */
 async function frontEndCalls(base: string) {
-  const health = await fetch(`${base}/health`, { method: 'GET' })
-  const json = { method: 'POST', headers: { 'Content-Type': 'application/json' } }
+  // The front end bounds each call too (5 s for health and delete, 15 s for chat).
+  const signal = AbortSignal.timeout(20_000)
+  const health = await fetch(`${base}/health`, { method: 'GET', signal })
+  const json = { method: 'POST', headers: { 'Content-Type': 'application/json' }, signal }
   const meta = { timestamp: 1, language: 'zh', characterId: 'cute-companion' }
   const chat = await fetch(`${base}/v1/chat`, { ...json, body: JSON.stringify({ sessionId: 'browser-1', userText: '你好', meta }) })
   const stream = await fetch(`${base}/v1/chat/stream`, { ...json, body: JSON.stringify({ sessionId: 'browser-1', userText: 'hello', meta }) })
   const events = (await stream.text()).split('\n\n').filter((block) => block.startsWith('data: '))
-  const cleared = await fetch(`${base}/v1/session/browser-1`, { method: 'DELETE' })
-  const never = await fetch(`${base}/v1/session/never-chatted`, { method: 'DELETE' })
+  const cleared = await fetch(`${base}/v1/session/browser-1`, { method: 'DELETE', signal })
+  const never = await fetch(`${base}/v1/session/never-chatted`, { method: 'DELETE', signal })
   return {
     health: { ok: health.ok, body: (await health.json()) as { services: Record<string, string> } },
     chat: { ok: chat.ok, persona: chat.headers.get('x-avatar-persona'), body: (await chat.json()) as { replyText: string } },
@@ -58,6 +60,7 @@ describe('the avatar API from a page on another origin, in Chromium', () => {
       t.after(() => page.close())
       await page.goto(await pageOrigin(t))
       const result = await page.evaluate(frontEndCalls, base)
+      await page.close()
       assert.equal(result.health.ok, true)
       assert.equal(result.health.body.services.llm, 'mock_mode')
       assert.equal(result.chat.persona, 'companion')
@@ -80,7 +83,7 @@ describe('the avatar API from a page on another origin, in Chromium', () => {
     await page.goto(await pageOrigin(t))
     const outcome = await page.evaluate(async (url) => {
       try {
-        await fetch(`${url}/v1/session/x`, { method: 'DELETE' })
+        await fetch(`${url}/v1/session/x`, { method: 'DELETE', signal: AbortSignal.timeout(20_000) })
         return 'allowed'
       } catch (error) {
         return (error as Error).name
