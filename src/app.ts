@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
-import { readFileSync } from 'node:fs'
 import type { Config } from './config.ts'
 import { type Clock, systemClock } from './core/clock.ts'
 import type { ServiceName } from './core/config/core-config.ts'
@@ -10,12 +9,11 @@ import { buildServer } from './core/http/build-server.ts'
 import { healthRoutes } from './core/http/health.ts'
 import { createLifecycle, type Lifecycle } from './core/http/lifecycle.ts'
 import { createIdGenerator, type IdGenerator } from './core/ids.ts'
+import { packageInfo } from './core/version.ts'
 import type { Secrets } from './core/security/keyring.ts'
 import { openConfiguredSecrets, unsuppliedSecretsWarning } from './core/security/secrets.ts'
 import type { ServiceBase } from './core/service.ts'
 import { type Services, serviceLoaders } from './services/index.ts'
-
-const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string; description: string }
 
 type ExtraDeps<N extends ServiceName> = Parameters<Services[N]['plugin']>[0] extends infer D ? Omit<D, keyof ServiceBase | 'config'> : never
 
@@ -69,9 +67,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     logStream: deps.logStream,
     trustProxy: config.core.trustProxy,
     corsOrigins: config.core.corsOrigins,
-    version: packageJson.version,
-    description: packageJson.description,
+    version: packageInfo.version,
+    description: packageInfo.description,
     formats: Object.assign({}, ...services.map(([, service]) => service.formats ?? {})),
+    unclaimedErrorBody: services.length === 1 ? services[0]?.[1].unclaimedErrorBody : undefined,
   })
   app.addHook('onClose', async () => {
     redis?.disconnect()

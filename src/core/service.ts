@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis'
 import type { Clock } from './clock.ts'
 import type { CoreConfig } from './config/core-config.ts'
 import type { Database } from './db/create-db.ts'
+import type { ErrorBodyFormatter } from './errors/normalize.ts'
 import type { MigrationSet } from './db/migrator.ts'
 import type { Lifecycle } from './http/lifecycle.ts'
 import type { IdGenerator } from './ids.ts'
@@ -34,6 +35,11 @@ export interface ServiceDefinition<TConfig, TExtra = Record<string, never>> {
   plugin(deps: ServiceBase & { config: TConfig } & Partial<TExtra>): FastifyPluginAsync
   /** String formats its schemas name (`format: 'iban'`), checked with every other field of a request. */
   formats?: Record<string, (value: string) => boolean>
+  /**
+   * The body of errors on paths no route claims when this service is the only one served (the
+   * whole server is then its API); the core's own body otherwise.
+   */
+  unclaimedErrorBody?: ErrorBodyFormatter
   /** The service's `triad <name> …` commands, if it has any. */
   commands?(env: ServiceCliEnvironment<TConfig>): CommandGroup
 }

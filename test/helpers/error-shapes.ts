@@ -53,7 +53,7 @@ const PAYMENTS_ROOTS = ['apps', 'me', 'merchants', 'identities', 'transactions',
 export function ownerOf(path: string): ErrorOwner {
   const [first = '', second = ''] = path.split('/').filter(Boolean)
   if (first === 'api' || (first === 'server' && second === 'api')) return 'authn'
-  if (first === 'v1' || first === 'avatar' || first === 'ws') return 'avatar'
+  if (first === 'v1' || first === 'avatar' || first === 'ws' || first === 'health') return 'avatar'
   if (first === 'pos' || (first === 'payments' && second === 'tds')) return 'page'
   if (first === 'vault' || first === 'payments') return 'paymentsClient'
   if (PAYMENTS_ROOTS.includes(first)) return 'payments'

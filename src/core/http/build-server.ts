@@ -23,6 +23,8 @@ export interface ServerOptions {
   logStream?: NodeJS.WritableStream
   /** Named string formats for schemas (`format: 'iban'`), contributed by the services. */
   formats?: Record<string, (value: string) => boolean>
+  /** The body of errors on paths no service's routes claim; the core's own by default. */
+  unclaimedErrorBody?: ErrorBodyFormatter
 }
 
 /** The core's own error body, for paths no service owns. */
@@ -46,7 +48,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // Errors Fastify raises before routing (a bad URL, an over-long path parameter) and paths no
   // route matches are answered in the shape of the service the path belongs to.
   const owners = createErrorOwners()
-  const bodyForPath = (path: string) => owners.formatterFor(path) ?? coreErrorBody
+  const unclaimed = options.unclaimedErrorBody ?? coreErrorBody
+  const bodyForPath = (path: string) => owners.formatterFor(path) ?? unclaimed
   const bodyFor = (request: FastifyRequest) => bodyForPath(request.url.split('?')[0] ?? '')
   const app = Fastify({
     logger: loggerOptions(options.logLevel, options.prettyLogs ?? false, options.logStream),

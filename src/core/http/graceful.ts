@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
-import type { Server } from 'node:http'
+import type { IncomingMessage, Server } from 'node:http'
+import type { Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Lifecycle } from './lifecycle.ts'
 
@@ -8,6 +9,8 @@ import type { Lifecycle } from './lifecycle.ts'
 const QUIET_MS = 150
 /** After the deadline, streams get this long to send their last event before sockets are cut. */
 const LAST_WORDS_MS = 1000
+/** A connection that has sent no request for this long is a preconnect, not a request on its way. */
+const SILENT_MAX_MS = 2000
 
 /**
  * Listens, and on SIGTERM, SIGINT or SIGHUP stops the way a rolling deploy needs, with nothing
@@ -29,6 +32,7 @@ export async function listenUntilSignalled(
   lifecycle: Lifecycle,
   options: { port: number; host: string; timeoutMs: number },
 ): Promise<string> {
+  const silent = trackSilentConnections(app.server)
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (lifecycle.draining) reply.header('connection', 'close')
     done(null, payload)
@@ -49,7 +53,7 @@ export async function listenUntilSignalled(
       lifecycle.endGrace()
       setTimeout(() => server.closeAllConnections(), LAST_WORDS_MS).unref()
     }, options.timeoutMs)
-    await acceptUntilQuiet(server, options.timeoutMs / 2)
+    await acceptUntilQuiet(server, silent, options.timeoutMs / 2)
     const sweep = setInterval(() => server.closeIdleConnections(), 100)
     try {
       await app.close()
@@ -95,8 +99,35 @@ function watchStopSignals(handlers: { stop(signal: NodeJS.Signals): void; insist
   }
 }
 
-/** Resolves once no connection has arrived for QUIET_MS, or after `maxMs`. */
-async function acceptUntilQuiet(server: Server, maxMs: number): Promise<void> {
+/**
+ * The connections that have not sent a request yet. Closing the server closes idle connections,
+ * and to Node a connection whose request has not been read yet is idle: on a busy CPU a client
+ * can connect, then write its request a moment later, and be reset.
+ */
+function trackSilentConnections(server: Server): { newest(): number | undefined } {
+  const silent = new Map<Socket, number>()
+  server.on('connection', (socket: Socket) => {
+    silent.set(socket, performance.now())
+    socket.once('close', () => silent.delete(socket))
+  })
+  server.on('request', (request: IncomingMessage) => {
+    if (silent.size > 0) silent.delete(request.socket)
+  })
+  return {
+    /** When the most recent connection still without a request arrived. */
+    newest: () => {
+      let newest: number | undefined
+      for (const at of silent.values()) if (newest === undefined || at > newest) newest = at
+      return newest
+    },
+  }
+}
+
+/**
+ * Resolves once no connection has arrived for QUIET_MS and every connection has sent its request
+ * (or stayed silent for SILENT_MAX_MS), or after `maxMs`.
+ */
+async function acceptUntilQuiet(server: Server, silent: { newest(): number | undefined }, maxMs: number): Promise<void> {
   const started = performance.now()
   let last = started
   const onConnection = () => {
@@ -104,7 +135,13 @@ async function acceptUntilQuiet(server: Server, maxMs: number): Promise<void> {
   }
   server.on('connection', onConnection)
   try {
-    while (performance.now() - last < QUIET_MS && performance.now() - started < maxMs) await sleep(QUIET_MS / 3)
+    do {
+      await sleep(QUIET_MS / 3)
+      // A timer runs before the loop's poll phase: on a starved CPU the quiet period can pass
+      // while connections wait in the backlog, unaccepted; closing then would reset them. The
+      // check runs after the poll phase (setImmediate), once those have been accepted.
+      await new Promise((resolve) => setImmediate(resolve))
+    } while ((performance.now() - last < QUIET_MS || performance.now() - (silent.newest() ?? 0) < SILENT_MAX_MS) && performance.now() - started < maxMs)
   } finally {
     server.off('connection', onConnection)
   }

@@ -1,28 +1,50 @@
 import { installErrorHandling } from '../../core/errors/error-handler.ts'
+import { installOpenCors } from '../../core/http/open-cors.ts'
 import type { ServiceDefinition } from '../../core/service.ts'
+import { packageInfo } from '../../core/version.ts'
 import type { AvatarConfig } from './config.ts'
+import { avatarCors } from './cors.ts'
 import { formatAvatarError } from './errors.ts'
 import { migrations } from './migrations/index.ts'
-import { type ConversationProviders, createConversation } from './modules/chat/index.ts'
-import { type SpeechProviders, speechPlugin } from './modules/speech/index.ts'
-import { transcriptionPlugin } from './modules/transcription/index.ts'
+import { type ConversationProviders, createConversation, llmFromConfig } from './modules/chat/index.ts'
+import { createHealthService, healthRoutes } from './modules/health/index.ts'
+import { createTtsProvider, type SpeechProviders, speechPlugin } from './modules/speech/index.ts'
+import { createAsrProvider, transcriptionPlugin } from './modules/transcription/index.ts'
 import { pageRoutes } from './modules/page/index.ts'
 
 export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & ConversationProviders> = {
   name: 'avatar',
   migrations,
+  // Served alone, the avatar owns the whole server: `/ws-x` or `/anything` answer `{detail}` too.
+  unclaimedErrorBody: formatAvatarError,
   plugin: (deps) => async (app) => {
-    const conversation = createConversation({ ...deps, config: deps.config.chat })
+    const { config, clock } = deps
+    // The providers are shared by their routes and the health report, which tells their state.
+    const llm = deps.llm ?? llmFromConfig(config.chat)
+    const tts = deps.tts ?? createTtsProvider(config.speech, clock)
+    // A provider we created is ours to close (its worker threads); an injected one is not.
+    if (!deps.tts) app.addHook('onClose', () => tts.close())
+    const asr = deps.asr ?? createAsrProvider(config.transcription)
+    const cors = avatarCors(config.corsOrigins)
+    const conversation = createConversation({ ...deps, llm, config: config.chat, log: app.log })
+
     await app.register(
       async (scope) => {
         // The avatar API's errors are always `{detail: string}`.
         installErrorHandling(scope, formatAvatarError)
+        installOpenCors(scope, { ...cors, preflightPaths: ['/*'] })
         await scope.register(conversation.routes)
-        await scope.register(speechPlugin({ config: deps.config.speech, tts: deps.tts, clock: deps.clock }))
-        await scope.register(transcriptionPlugin({ config: deps.config.transcription, asr: deps.asr }))
+        await scope.register(speechPlugin({ config: config.speech, tts, clock }))
+        await scope.register(transcriptionPlugin({ config: config.transcription, asr }))
       },
       { prefix: '/v1' },
     )
+    await app.register(async (scope) => {
+      installErrorHandling(scope, formatAvatarError, { notFound: false })
+      installOpenCors(scope, { ...cors, preflightPaths: ['/health'] })
+      const health = createHealthService({ clock, version: packageInfo.version, hasModel: llm !== undefined, tts, asr })
+      await scope.register(healthRoutes, { service: health })
+    })
     await app.register(async (scope) => {
       installErrorHandling(scope, formatAvatarError, { notFound: false })
       await scope.register(conversation.socketRoutes)

@@ -1,6 +1,6 @@
 import { type Static, type TObject, Type } from '@sinclair/typebox'
 import { parseDuration } from '../../core/config/duration.ts'
-import { defineSection, Env } from '../../core/config/load-config.ts'
+import { defineSection, Env, splitList } from '../../core/config/load-config.ts'
 import { RATE_LIMIT_PATTERN, parseRateLimit } from '../../core/http/rate-limit.ts'
 import { loadPersonas } from './personas.ts'
 
@@ -100,6 +100,10 @@ function buildTranscriptionConfig(env: TranscriptionEnv) {
 
 export type TranscriptionConfig = ReturnType<typeof buildTranscriptionConfig>
 
+// ── cross-origin use ──
+
+const ORIGIN = '(\\*|[A-Za-z][A-Za-z0-9+.-]*://[^\\s,/]+)'
+
 // ── the section ──
 
 export const avatarSection = defineSection(
@@ -110,6 +114,10 @@ export const avatarSection = defineSection(
     AVATAR_ASR_API_KEY: Env.optionalString('an API key of an OpenAI-compatible transcription provider'),
     AVATAR_ASR_BASE_URL: Env.optionalString('an http(s) URL', { pattern: '^https?://.+' }),
     AVATAR_ASR_MODEL: Env.string('a transcription model name', { default: 'whisper-1' }),
+    AVATAR_CORS_ORIGINS: Env.string('* (any origin), or a comma-separated list of origins (https://app.example.org) whose pages may call the avatar API', {
+      default: '*',
+      pattern: `^\\s*${ORIGIN}\\s*(,\\s*${ORIGIN}\\s*)*$`,
+    }),
     ...chatEnvSchema,
     ...speechEnvSchema,
     ...transcriptionEnvSchema,
@@ -117,6 +125,7 @@ export const avatarSection = defineSection(
   (env) => ({
     llm: { apiKey: env.AVATAR_LLM_API_KEY, baseUrl: env.AVATAR_LLM_BASE_URL, model: env.AVATAR_LLM_MODEL },
     asr: { apiKey: env.AVATAR_ASR_API_KEY, baseUrl: env.AVATAR_ASR_BASE_URL, model: env.AVATAR_ASR_MODEL },
+    corsOrigins: splitList(env.AVATAR_CORS_ORIGINS),
     chat: buildChatConfig(env),
     speech: buildSpeechConfig(env),
     transcription: buildTranscriptionConfig(env),

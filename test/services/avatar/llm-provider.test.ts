@@ -193,9 +193,9 @@ describe('OpenAI-compatible provider', () => {
     const llm = llmFromConfig(config)
     assert.ok(llm)
     const sessions = { context: async () => [], record: async () => {} } as unknown as SessionsService
-    const service = createChatService({ config, llm, sessions, clock: createManualClock() })
     const warnings: unknown[][] = []
     const log = { warn: (...args: unknown[]) => warnings.push(args) } as never
+    const service = createChatService({ config, llm, sessions, clock: createManualClock(), log })
     const reply = await service.reply(await service.prepare({ userText: 'Hello' }), { log })
     assert.deepEqual(reply, mockReply('Hello', aria))
     assert.equal(warnings.length, 1)

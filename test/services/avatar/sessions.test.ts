@@ -112,14 +112,22 @@ describe('sessions', () => {
     assert.match(unknownCursor.json().detail, /before/)
   })
 
-  it('deletes a session, and answers 404 {detail} for unknown ones', async (t) => {
+  it('deletes a session; deleting it again, or one that never had a message, is a 200 with cleared false', async (t) => {
     const { app } = await buildAvatarApp(t)
     await chat(app, { sessionId: 'gone', userText: 'hi' })
     const deleted = await app.inject({ method: 'DELETE', url: '/v1/session/gone' })
     assert.equal(deleted.statusCode, 200)
-    assert.deepEqual(deleted.json(), { message: 'Session deleted' })
+    assert.deepEqual(deleted.json(), { message: 'Session deleted', cleared: true })
+    // The meta-human front end deletes on every "new conversation", chatted or not.
+    for (const url of ['/v1/session/gone', '/v1/session/never-was']) {
+      const again = await app.inject({ method: 'DELETE', url })
+      assert.equal(again.statusCode, 200, url)
+      assert.deepEqual(again.json(), { message: 'Session deleted', cleared: false })
+    }
+    const bad = await app.inject({ method: 'DELETE', url: '/v1/session/has%20space' })
+    assert.equal(bad.statusCode, 400)
+    assert.deepEqual(Object.keys(bad.json()), ['detail'])
     for (const request of [
-      { method: 'DELETE' as const, url: '/v1/session/gone' },
       { method: 'GET' as const, url: '/v1/session/gone/history' },
       { method: 'GET' as const, url: '/v1/session/never-was/history' },
     ]) {
@@ -138,13 +146,17 @@ describe('sessions', () => {
     const llm = createFakeLlm({ pieces: ['ok'] })
     const { app, clock } = await buildAvatarApp(t, { llm, env: { AVATAR_SESSION_TTL: '30m' } })
     await chat(app, { sessionId: 'idle', userText: 'first' })
+    await chat(app, { sessionId: 'stale', userText: 'first' })
     await chat(app, { sessionId: 'busy', userText: 'first' })
     clock.advance(29 * 60_000)
     await chat(app, { sessionId: 'busy', userText: 'still here' })
     clock.advance(2 * 60_000)
     assert.equal((await app.inject({ method: 'GET', url: '/v1/session/idle/history' })).statusCode, 404)
-    assert.equal((await app.inject({ method: 'DELETE', url: '/v1/session/idle' })).statusCode, 404)
     assert.equal((await app.inject({ method: 'GET', url: '/v1/session/busy/history' })).statusCode, 200)
+    // An expired session counts as gone for delete too: nothing active was cleared.
+    assert.deepEqual((await app.inject({ method: 'DELETE', url: '/v1/session/stale' })).json(), { message: 'Session deleted', cleared: false })
+    assert.deepEqual((await app.inject({ method: 'DELETE', url: '/v1/session/busy' })).json(), { message: 'Session deleted', cleared: true })
+    await chat(app, { sessionId: 'busy', userText: 'first' })
     assert.deepEqual(
       (await app.inject({ method: 'GET', url: '/v1/sessions' })).json().sessions.map((session: { id: string }) => session.id),
       ['busy'],

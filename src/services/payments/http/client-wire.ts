@@ -14,6 +14,11 @@ import { clientErrors, ClientErrorSchema, formatClientError } from './client-err
  */
 export function installClientWire(scope: FastifyInstance): void {
   installErrorHandling(scope, formatClientError, { notFound: false })
+  // With CORS_ORIGINS set, the root's credentialed @fastify/cors would answer these routes'
+  // preflights with its own origins and methods; `cors: false` leaves them to this scope.
+  scope.addHook('onRoute', (route) => {
+    route.config = { ...route.config, cors: false }
+  })
   scope.setSerializerCompiler(({ schema }) => {
     const serialize = fastJsonStringify(schema as Schema) as (data: unknown) => string
     return (data) => `${serialize(data)}\n`

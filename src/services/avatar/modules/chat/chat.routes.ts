@@ -6,7 +6,7 @@ import { ErrorSchema } from '../../errors.ts'
 import { strictBodyCompiler } from '../../validation.ts'
 import { rateLimitExceeded, rateLimitKey } from './chat.limits.ts'
 import { ChatReplySchema, chatBodySchema } from './chat.schemas.ts'
-import type { ChatService } from './chat.service.ts'
+import { type ChatService, MAX_LOGGED_ID, type PreparedChat } from './chat.service.ts'
 import type { TurnRunner } from './chat.turn.ts'
 
 export interface ChatRoutesOptions {
@@ -19,11 +19,32 @@ export interface ChatRoutesOptions {
   runTurn: TurnRunner
 }
 
+/**
+ * Which character replied (`X-Avatar-Persona`), and the requested id when no character has it
+ * (`X-Avatar-Persona-Unknown`, percent-encoded, as clients choose ids freely).
+ */
+function personaHeaders(prepared: PreparedChat): Record<string, string> {
+  const headers: Record<string, string> = { 'x-avatar-persona': prepared.persona.id }
+  if (prepared.unknownCharacterId !== undefined) {
+    headers['x-avatar-persona-unknown'] = encodeURIComponent(prepared.unknownCharacterId.slice(0, MAX_LOGGED_ID))
+  }
+  return headers
+}
+
+const PERSONA_HEADERS = {
+  'x-avatar-persona': { type: 'string', description: 'the id of the character that replied' },
+  'x-avatar-persona-unknown': {
+    type: 'string',
+    description: 'present when meta.characterId named no character (the default one replied): that id, percent-encoded',
+  },
+}
+
 const StreamResponse = {
   description:
     'A Server-Sent Events stream: `data: {"type":"token","content":…}` events, then one `{"type":"done","replyText","emotion","action"}` ' +
     'or, if the model fails after tokens were sent, one `{"type":"error","message"}`.',
   content: { 'text/event-stream': { schema: Type.String() } },
+  headers: PERSONA_HEADERS,
 }
 
 export const chatRoutes: FastifyPluginAsyncTypebox<ChatRoutesOptions> = async (app, options) => {
@@ -47,11 +68,12 @@ export const chatRoutes: FastifyPluginAsyncTypebox<ChatRoutesOptions> = async (a
         tags: ['avatar'],
         summary: 'Reply to a message, with an emotion and an action for the avatar',
         body,
-        response: { 200: ChatReplySchema, ...errors },
+        response: { 200: { ...ChatReplySchema, headers: PERSONA_HEADERS }, ...errors },
       },
     },
     async (request, reply) => {
-      const prepared = await chat.prepare(request.body)
+      const prepared = await chat.prepare(request.body, { log: request.log })
+      reply.headers(personaHeaders(prepared))
       // A client that hangs up stops the model call too: nobody would read the reply.
       const gone = new AbortController()
       const onClose = () => {
@@ -81,7 +103,8 @@ export const chatRoutes: FastifyPluginAsyncTypebox<ChatRoutesOptions> = async (a
     },
     async (request, reply) => {
       // Everything that can fail with a JSON error happens before the stream opens.
-      const prepared = await chat.prepare(request.body)
+      const prepared = await chat.prepare(request.body, { log: request.log })
+      reply.headers(personaHeaders(prepared))
       const sse = openSseStream(request, reply, { heartbeatMs: options.sseHeartbeatMs })
       try {
         await runTurn(prepared, { log: request.log, clientGone: sse.signal, send: (event) => sse.send({ data: JSON.stringify(event) }) })

@@ -10,7 +10,10 @@ function chatTurnFields(maxTextLength: number) {
       Type.Object(
         {
           characterId: Type.Optional(
-            Type.String({ description: 'the character to play (assistant, advisor, companion, service, or an operator-defined one)' }),
+            Type.String({
+              description:
+                'the character to play (assistant, advisor, companion, service, their aliases lively-assistant, serious-advisor, cute-companion, pro-service, or an operator-defined one); an unknown id gets the default character and an X-Avatar-Persona-Unknown header',
+            }),
           ),
         },
         { additionalProperties: true, description: 'extra context; every key other than characterId is passed to the model' },

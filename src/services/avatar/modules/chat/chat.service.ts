@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Clock } from '../../../../core/clock.ts'
 import { AppError } from '../../../../core/errors/app-error.ts'
 import type { ChatConfig } from '../../config.ts'
-import { type Persona, pickPersona } from '../../personas.ts'
+import { type Persona, resolvePersona } from '../../personas.ts'
 import type { LlmMessage, LlmPort } from '../../providers/llm/index.ts'
 import type { SessionsService } from '../sessions/index.ts'
 import type { ChatReply } from './chat.constants.ts'
@@ -18,6 +18,8 @@ export interface ChatServiceDeps {
   llm?: LlmPort
   sessions: SessionsService
   clock: Clock
+  /** Where a request without its own logger logs (an unknown character, for one). */
+  log: FastifyBaseLogger
 }
 
 /** A validated request with its context loaded: everything that can fail with a 4xx is behind it. */
@@ -25,11 +27,16 @@ export interface PreparedChat {
   sessionId?: string
   userText: string
   persona: Persona
+  /** The `meta.characterId` no character answers to (the default one plays instead). */
+  unknownCharacterId?: string
   messages: LlmMessage[]
   receivedAt: string
 }
 
 export type StreamOutcome = { type: 'done'; reply: ChatReply } | { type: 'error'; message: string } | { type: 'aborted' }
+
+/** How much of an unknown character id reaches logs and headers (ids are at most 64 characters). */
+export const MAX_LOGGED_ID = 64
 
 /** The longest `meta` accepted, as JSON: it goes into every prompt. */
 const MAX_META_JSON = 4000
@@ -69,20 +76,27 @@ export function createChatService(deps: ChatServiceDeps) {
     ]
   }
 
-  async function prepare(body: ChatBody): Promise<PreparedChat> {
+  async function prepare(body: ChatBody, options: { log?: FastifyBaseLogger } = {}): Promise<PreparedChat> {
     const userText = body.userText
     if (userText.trim().length === 0) throw new AppError('validation_failed', 'userText must not be empty', { status: 400 })
     const { characterId, ...context } = body.meta ?? {}
     if (JSON.stringify(context).length > MAX_META_JSON) {
       throw new AppError('validation_failed', `meta must be at most ${MAX_META_JSON} characters as JSON`, { status: 400 })
     }
-    const persona = pickPersona(config.personas, characterId)
+    const { persona, unknownId } = resolvePersona(config.personas, characterId)
+    if (unknownId !== undefined) {
+      ;(options.log ?? deps.log).warn(
+        { characterId: unknownId.slice(0, MAX_LOGGED_ID), persona: persona.id },
+        'unknown meta.characterId: the default character plays',
+      )
+    }
     // The mock answers from the message alone, so without a model the history is not read.
     const history = body.sessionId && llm ? await sessions.context(body.sessionId) : []
     return {
       sessionId: body.sessionId,
       userText,
       persona,
+      ...(unknownId === undefined ? {} : { unknownCharacterId: unknownId }),
       messages: buildMessages(persona, context, history, userText),
       receivedAt: clock.now().toISOString(),
     }

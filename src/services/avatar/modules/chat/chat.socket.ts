@@ -122,7 +122,7 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
     try {
       const frame = await readFrame(data, isBinary, request)
       if (typeof frame === 'string') return await send({ type: 'error', message: frame })
-      const prepared = await chat.prepare({ sessionId, userText: frame.userText, meta: frame.meta })
+      const prepared = await chat.prepare({ sessionId, userText: frame.userText, meta: frame.meta }, { log })
       await runTurn(prepared, { log, clientGone: gone, send })
     } catch (error) {
       const normalized = normalizeError(error)

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Clock } from '../../../../core/clock.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
 import { createRateLimiter, type RateLimiter } from '../../../../core/http/rate-limit.ts'
@@ -19,6 +19,8 @@ export interface ConversationDeps {
   config: ChatConfig
   /** A replacement model (tests); otherwise the OpenAI-compatible one when a key is set, else none (mock). */
   llm?: LlmPort
+  /** For what concerns no one request (an unknown character asked for by a WebSocket frame logs with its socket's). */
+  log: FastifyBaseLogger
 }
 
 /** The model the configuration asks for: none without a key, so replies come from the mock. */
@@ -35,7 +37,7 @@ export function llmFromConfig(config: ChatConfig): LlmPort | undefined {
 export function createConversation(deps: ConversationDeps) {
   const { config } = deps
   const sessions = createSessions({ database: deps.database, clock: deps.clock, sessionTtlMs: config.sessionTtlMs, historyLimit: config.historyLimit })
-  const chat = createChatService({ config, llm: deps.llm ?? llmFromConfig(config), sessions, clock: deps.clock })
+  const chat = createChatService({ config, llm: deps.llm ?? llmFromConfig(config), sessions, clock: deps.clock, log: deps.log })
   const runTurn = createTurnRunner(chat, deps.lifecycle.deadline)
   let limiter: RateLimiter | undefined
   const limiterFor = (app: FastifyInstance) => {

@@ -36,13 +36,11 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServi
       schema: {
         tags: ['avatar'],
         summary: 'Delete a session and its history',
+        description: 'Idempotent: an unknown or expired id answers 200 too, with `cleared: false`.',
         params: SessionParamsSchema,
-        response: { 200: DeletedSchema, 400: ErrorSchema, 404: ErrorSchema, 500: ErrorSchema },
+        response: { 200: DeletedSchema, 400: ErrorSchema, 500: ErrorSchema },
       },
     },
-    async (request) => {
-      await sessions.remove(request.params.session_id)
-      return { message: 'Session deleted' }
-    },
+    async (request) => ({ message: 'Session deleted', cleared: await sessions.remove(request.params.session_id) }),
   )
 }

@@ -40,4 +40,7 @@ export const HistorySchema = Type.Object({
   ),
 })
 
-export const DeletedSchema = Type.Object({ message: Type.String() })
+export const DeletedSchema = Type.Object({
+  message: Type.String({ description: 'always "Session deleted": after the call the session does not exist' }),
+  cleared: Type.Boolean({ description: 'whether there was an active session to delete (as the meta-human reference backend answers)' }),
+})

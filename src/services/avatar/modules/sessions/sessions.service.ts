@@ -97,9 +97,15 @@ export function createSessionsService(deps: SessionsServiceDeps) {
       return { sessions: rows.map((row) => ({ id: row.id, created_at: row.created_at, message_count: Number(row.message_count) })) }
     },
 
-    async remove(id: string): Promise<void> {
-      await activeSession(id)
-      if (!(await repository.deleteSession(id))) throw sessionNotFound(id)
+    /**
+     * Deletes a session; true when there was an active one to clear. Deleting an unknown or
+     * expired id is not an error (front ends delete on every "new conversation", chatted or
+     * not); an expired one's rows go at once rather than at the next sweep.
+     */
+    async remove(id: string): Promise<boolean> {
+      const session = await repository.findSession(id)
+      if (!session) return false
+      return (await repository.deleteSession(id)) && isActive(session)
     },
   }
 }

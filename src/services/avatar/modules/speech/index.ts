@@ -16,7 +16,7 @@ export interface SpeechProviders {
 }
 
 /** The provider the configuration asks for; the online one keeps a local one to fall back on. */
-function createTtsProvider(config: SpeechConfig, clock?: Clock): TtsProvider {
+export function createTtsProvider(config: SpeechConfig, clock?: Clock): TtsProvider {
   const local = createEspeakProvider({ threads: config.threads })
   if (config.provider === 'edge') return createEdgeProvider({ ...config.edge, fallback: local, clock })
   return local

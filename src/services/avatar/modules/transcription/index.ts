@@ -10,7 +10,7 @@ import { createTranscriptionService, MAX_UPLOAD_BYTES } from './transcription.se
  * The recognizer the configuration and the machine allow: the OpenAI-compatible API when a
  * key is set, else local pocketsphinx when it is installed, else none (which says what to set).
  */
-function createAsrProvider(config: TranscriptionConfig): AsrProvider {
+export function createAsrProvider(config: TranscriptionConfig): AsrProvider {
   const { openai, pocketsphinx, provider, timeoutMs } = config
   const wantsOpenAi = provider === 'openai' || (provider === 'auto' && openai.apiKey)
   if (wantsOpenAi) {

@@ -1,0 +1,2 @@
+export { healthRoutes } from './health.routes.ts'
+export { createHealthService } from './health.service.ts'
