@@ -246,12 +246,15 @@ describe('the meta-human frontend protocol, cross-origin in Chromium', { skip: c
     const deleted = await call(page, 'deleteSession', used)
     assert.equal(deleted.networkError, undefined, `DELETE refused: ${takeComplaints().join(' | ')}`)
     assert.equal(deleted.status, 200, JSON.stringify(deleted.body))
+    // The reference backend's `{cleared}` (the frontend itself ignores the answer).
+    assert.equal((deleted.body as { cleared?: unknown }).cleared, true)
     assert.equal(await historyStatus(used), 404, 'the session survived its DELETE')
 
     const unused = await call(page, 'newSessionId')
     const deletedUnused = await call(page, 'deleteSession', unused)
     assert.equal(deletedUnused.networkError, undefined, `DELETE refused: ${takeComplaints().join(' | ')}`)
     assert.equal(deletedUnused.status, 200, JSON.stringify(deletedUnused.body))
+    assert.equal((deletedUnused.body as { cleared?: unknown }).cleared, false)
     assert.deepEqual(takeComplaints(), [])
   })
 })
