@@ -3,11 +3,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import type { RawData, WebSocket } from 'ws'
-import { AppError } from '../../../../core/errors/app-error.ts'
+import { type AppError } from '../../../../core/errors/app-error.ts'
 import { normalizeError } from '../../../../core/errors/normalize.ts'
 import type { Lifecycle } from '../../../../core/http/lifecycle.ts'
 import type { RateLimiter } from '../../../../core/http/rate-limit.ts'
-import { ErrorSchema, formatAvatarError } from '../../errors.ts'
+import { avatarError, ErrorSchema, formatAvatarError } from '../../errors.ts'
 import { compileStrictValidator, strictBodyCompiler } from '../../validation.ts'
 import { rateLimitExceeded, rateLimitKey } from './chat.limits.ts'
 import { type ChatFrame, ChatSocketQuerySchema, chatFrameSchema } from './chat.schemas.ts'
@@ -39,10 +39,7 @@ const CLOSE_WAIT_MS = 1000
 const MAX_WAITING_FRAMES = 8
 
 function upgradeRequired(): AppError {
-  return new AppError('upgrade_required', 'This endpoint speaks WebSocket only; open it with a WebSocket client', {
-    status: 426,
-    headers: { upgrade: 'websocket' },
-  })
+  return avatarError('upgrade_required', 'This endpoint speaks WebSocket only; open it with a WebSocket client', { headers: { upgrade: 'websocket' } })
 }
 
 /** The `{detail}` sentence an error would have over HTTP: the message of its error frame. */
