@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
-import { type AppError } from '../../../../core/errors/app-error.ts'
+import type { AppError } from '../../../../core/errors/app-error.ts'
 import type { RateLimitResult } from '../../../../core/http/rate-limit.ts'
 import { avatarError } from '../../errors.ts'
 

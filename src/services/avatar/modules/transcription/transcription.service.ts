@@ -1,5 +1,5 @@
 import { parseBuffer } from 'music-metadata'
-import { type AppError } from '../../../../core/errors/app-error.ts'
+import type { AppError } from '../../../../core/errors/app-error.ts'
 import { coreError } from '../../../../core/errors/codes.ts'
 import { type AsrProvider, type RecognitionStatus, TranscriptionError } from '../../providers/asr/index.ts'
 import type { TranscriptionResponse } from './transcription.schemas.ts'
