@@ -104,12 +104,13 @@ describe('OpenAI-compatible provider', () => {
 
   it('bounds the whole wait, retries included, by AVATAR_LLM_TIMEOUT', async (t) => {
     fake.script = { pieces: ['unused'], status: 500 }
-    const { app } = await buildAvatarApp(t, { env: env({ AVATAR_LLM_MAX_RETRIES: '10', AVATAR_LLM_TIMEOUT: '600ms' }) })
+    // Long enough for a retry after the client's first back-off (about half a second) on a busy CPU.
+    const { app } = await buildAvatarApp(t, { env: env({ AVATAR_LLM_MAX_RETRIES: '10', AVATAR_LLM_TIMEOUT: '1500ms' }) })
     const started = performance.now()
     assert.deepEqual((await chat(app, { userText: 'Hello' })).body, mockReply('Hello', aria))
     const elapsed = performance.now() - started
     // Ten retries with the client's back-off would take well over ten seconds.
-    assert.ok(elapsed >= 550 && elapsed < 5000, `took ${elapsed} ms`)
+    assert.ok(elapsed >= 1450 && elapsed < 5000, `took ${elapsed} ms`)
     assert.ok(fake.requests.length >= 2)
   })
 

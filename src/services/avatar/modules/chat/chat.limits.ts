@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
-import { AppError } from '../../../../core/errors/app-error.ts'
+import type { AppError } from '../../../../core/errors/app-error.ts'
 import type { RateLimitResult } from '../../../../core/http/rate-limit.ts'
+import { avatarError } from '../../errors.ts'
 
 /**
  * The client a request counts against: its API key when it sends one (several users behind
@@ -19,8 +20,5 @@ export function rateLimitKey(request: FastifyRequest): string {
 
 /** The 429 of a chat request over the limit (over WebSocket: its message in an error frame). */
 export function rateLimitExceeded(result: RateLimitResult): AppError {
-  return new AppError('rate_limited', `Rate limit exceeded. Try again in ${result.resetSeconds} seconds.`, {
-    status: 429,
-    headers: { 'retry-after': String(result.resetSeconds) },
-  })
+  return avatarError('rate_limited', `Rate limit exceeded. Try again in ${result.resetSeconds} seconds.`, { headers: { 'retry-after': String(result.resetSeconds) } })
 }

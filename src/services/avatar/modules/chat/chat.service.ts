@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Clock } from '../../../../core/clock.ts'
-import { AppError } from '../../../../core/errors/app-error.ts'
 import type { ChatConfig } from '../../config.ts'
 import { type Persona, resolvePersona } from '../../personas.ts'
 import type { LlmMessage, LlmPort } from '../../providers/llm/index.ts'
@@ -11,6 +10,7 @@ import type { ChatBody } from './chat.schemas.ts'
 import { createDeadline } from './deadline.ts'
 import { MarkerFilter, type MarkerResult, stripMarkers } from './markers.ts'
 import { classify, mockReply, tokenize } from './mock.ts'
+import { avatarError } from '../../errors.ts'
 
 export interface ChatServiceDeps {
   config: ChatConfig
@@ -78,10 +78,10 @@ export function createChatService(deps: ChatServiceDeps) {
 
   async function prepare(body: ChatBody, options: { log?: FastifyBaseLogger } = {}): Promise<PreparedChat> {
     const userText = body.userText
-    if (userText.trim().length === 0) throw new AppError('validation_failed', 'userText must not be empty', { status: 400 })
+    if (userText.trim().length === 0) throw avatarError('validation_failed', 'userText must not be empty')
     const { characterId, ...context } = body.meta ?? {}
     if (JSON.stringify(context).length > MAX_META_JSON) {
-      throw new AppError('validation_failed', `meta must be at most ${MAX_META_JSON} characters as JSON`, { status: 400 })
+      throw avatarError('validation_failed', `meta must be at most ${MAX_META_JSON} characters as JSON`)
     }
     const { persona, unknownId } = resolvePersona(config.personas, characterId)
     if (unknownId !== undefined) {
@@ -124,7 +124,7 @@ export function createChatService(deps: ChatServiceDeps) {
           if (!parsed.text) throw new Error('the model returned an empty reply')
           reply = withMarkers(parsed.text, parsed)
         } catch (error) {
-          if (options.signal?.aborted) throw new AppError('client_closed_request', 'The client closed the request', { status: 499, cause: error })
+          if (options.signal?.aborted) throw avatarError('client_closed_request', 'The client closed the request', { cause: error })
           options.log.warn({ err: error, provider: llm.name }, 'language model failed; answering with the mock')
         } finally {
           limit.clear()

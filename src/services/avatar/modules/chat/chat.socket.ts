@@ -2,12 +2,13 @@ import websocket from '@fastify/websocket'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
 import type { RawData, WebSocket } from 'ws'
-import { AppError } from '../../../../core/errors/app-error.ts'
+import type { AppError } from '../../../../core/errors/app-error.ts'
 import { normalizeError } from '../../../../core/errors/normalize.ts'
 import type { Lifecycle } from '../../../../core/http/lifecycle.ts'
 import type { RateLimiter } from '../../../../core/http/rate-limit.ts'
-import { ErrorSchema, formatAvatarError } from '../../errors.ts'
+import { avatarError, ErrorSchema, formatAvatarError } from '../../errors.ts'
 import { compileStrictValidator, strictBodyCompiler } from '../../validation.ts'
 import { rateLimitExceeded, rateLimitKey } from './chat.limits.ts'
 import { type ChatFrame, ChatSocketQuerySchema, chatFrameSchema } from './chat.schemas.ts'
@@ -37,12 +38,11 @@ const CLOSE_WAIT_MS = 1000
  * is closed with 1008 instead of being buffered without bound.
  */
 const MAX_WAITING_FRAMES = 8
+/** Bytes queued on a socket past which a turn waits for its client to read. */
+const WRITE_HIGH_WATER = 64 * 1024
 
 function upgradeRequired(): AppError {
-  return new AppError('upgrade_required', 'This endpoint speaks WebSocket only; open it with a WebSocket client', {
-    status: 426,
-    headers: { upgrade: 'websocket' },
-  })
+  return avatarError('upgrade_required', 'This endpoint speaks WebSocket only; open it with a WebSocket client', { headers: { upgrade: 'websocket' } })
 }
 
 /** The `{detail}` sentence an error would have over HTTP: the message of its error frame. */
@@ -83,12 +83,24 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
   const server = app.server as typeof app.server & { shouldUpgradeCallback: (request: IncomingMessage) => boolean }
   server.shouldUpgradeCallback = (request) => (request.url ?? '').split('?')[0] === socketPath
 
-  /** Writes one event; resolves once the socket took it (or is gone), so a slow reader slows the model down. */
-  const sendEvent = (socket: WebSocket, event: ChatEvent): Promise<void> =>
-    new Promise((resolve) => {
-      if (socket.readyState !== socket.OPEN) return resolve()
-      socket.send(JSON.stringify(event), () => resolve())
-    })
+  /**
+   * Writes one event. As on the event stream, the model goes on while the client keeps up and
+   * waits for it once it reads slower than the model writes (WRITE_HIGH_WATER bytes queued).
+   * Events sent in one turn of the event loop (a model's tokens often come several at once) go
+   * out in one write of the connection.
+   */
+  const sendEvent = (socket: WebSocket, connection: Socket, event: ChatEvent): Promise<void> => {
+    if (socket.readyState !== socket.OPEN) return Promise.resolve()
+    if (connection.writableCorked === 0) {
+      connection.cork()
+      process.nextTick(() => connection.uncork())
+    }
+    if (socket.bufferedAmount < WRITE_HIGH_WATER) {
+      socket.send(JSON.stringify(event))
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => socket.send(JSON.stringify(event), () => resolve()))
+  }
 
   /** Reads one frame into a chat request, or the sentence of its error frame. */
   async function readFrame(data: RawData, isBinary: boolean, request: FastifyRequest): Promise<ChatFrame | string> {
@@ -118,7 +130,7 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
 
   async function answer(socket: WebSocket, request: FastifyRequest, sessionId: string, gone: AbortSignal, data: RawData, isBinary: boolean) {
     const log: FastifyBaseLogger = request.log
-    const send = (event: ChatEvent) => sendEvent(socket, event)
+    const send = (event: ChatEvent) => sendEvent(socket, request.raw.socket, event)
     try {
       const frame = await readFrame(data, isBinary, request)
       if (typeof frame === 'string') return await send({ type: 'error', message: frame })

@@ -1,8 +1,8 @@
 import type { Clock } from '../../../../core/clock.ts'
-import { AppError } from '../../../../core/errors/app-error.ts'
 import type { Action, Emotion } from '../../expressions.ts'
 import type { SessionsRepository } from './sessions.repository.ts'
 import type { MessageRow, NewMessage, SessionRow } from './sessions.table.ts'
+import { avatarError } from '../../errors.ts'
 
 export interface SessionsServiceDeps {
   repository: SessionsRepository
@@ -22,7 +22,7 @@ export interface HistoryMessage {
 /** How often (at most) one instance sweeps expired sessions out of the database. */
 const SWEEP_INTERVAL_MS = 60_000
 
-const sessionNotFound = (id: string) => new AppError('session_not_found', `Session not found: ${id}`, { status: 404 })
+const sessionNotFound = (id: string) => avatarError('session_not_found', `Session not found: ${id}`)
 
 function toHistoryMessage(row: MessageRow): HistoryMessage {
   const message: HistoryMessage = { role: row.role, content: row.content, timestamp: row.created_at }
@@ -89,7 +89,7 @@ export function createSessionsService(deps: SessionsServiceDeps) {
       if (options.before !== undefined) {
         const anchor = await repository.findSession(options.before)
         if (!anchor) {
-          throw new AppError('validation_failed', 'before must be the id of a session from the previous page', { status: 400 })
+          throw avatarError('validation_failed', 'before must be the id of a session from the previous page')
         }
         before = { createdAt: anchor.created_at, id: anchor.id }
       }

@@ -2,6 +2,7 @@ import { AppError } from '../../../../core/errors/app-error.ts'
 import { coreError } from '../../../../core/errors/codes.ts'
 import { AUDIO_FORMATS, type AudioFormat, CONTENT_TYPES, defaultVoiceFor, findVoice, SynthesisError, type SynthesisStream, type TtsProvider, VOICES } from '../../providers/tts/index.ts'
 import type { SpeechBody, VoicesResponse } from './speech.schemas.ts'
+import { avatarError } from '../../errors.ts'
 
 const MAX_TEXT_LENGTH = 5000
 const RATE_PATTERN = /^[+-]\d{1,3}%$/
@@ -58,7 +59,7 @@ export function createSpeechService(deps: { provider: TtsProvider }): SpeechServ
       } catch (error) {
         if (error instanceof AppError) throw error
         const reason = error instanceof SynthesisError ? error.message : 'the speech provider failed'
-        throw new AppError('synthesis_failed', `Speech synthesis failed: ${reason}`, { status: 502, cause: error })
+        throw avatarError('synthesis_failed', `Speech synthesis failed: ${reason}`, { cause: error })
       }
     },
   }

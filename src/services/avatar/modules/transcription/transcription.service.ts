@@ -1,8 +1,9 @@
 import { parseBuffer } from 'music-metadata'
-import { AppError } from '../../../../core/errors/app-error.ts'
+import type { AppError } from '../../../../core/errors/app-error.ts'
 import { coreError } from '../../../../core/errors/codes.ts'
 import { type AsrProvider, type RecognitionStatus, TranscriptionError } from '../../providers/asr/index.ts'
 import type { TranscriptionResponse } from './transcription.schemas.ts'
+import { avatarError } from '../../errors.ts'
 
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 
@@ -80,7 +81,7 @@ export function createTranscriptionService(deps: { provider: AsrProvider }): Tra
         if (!(error instanceof TranscriptionError)) throw error
         if (error.kind === 'unsupported_language') throw invalid(error.message)
         if (error.kind === 'unsupported_format') throw coreError('unsupported_media_type', error.message)
-        throw new AppError('recognition_failed', `Speech recognition failed: ${error.message}`, { status: 502, cause: error })
+        throw avatarError('recognition_failed', `Speech recognition failed: ${error.message}`, { cause: error })
       }
     },
   }
