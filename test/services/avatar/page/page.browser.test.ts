@@ -155,14 +155,17 @@ describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
   })
 
   it('stops the stream and the voice at once with the stop button (barge-in)', async (t) => {
-    const { base } = await startApp(t, { AVATAR_MOCK_TOKEN_DELAY: '250ms' })
+    // Slow enough that the reply (26 tokens) is still streaming when its first sentence (6 tokens)
+    // is spoken, even when synthesis is slowed by a loaded machine: at 250 ms, and at 1 s under a
+    // load of 20 on two cores, the whole reply arrived before the first sentence was synthesised.
+    const { base } = await startApp(t, { AVATAR_MOCK_TOKEN_DELAY: '2s' })
     const page = await openPage(t, base)
     const snapshots = await recordReplyText(page)
     await page.fill('#input', 'I am so sad, my cat died yesterday.')
     await page.click('#send')
     // Wait until the first sentence is out and being spoken, while tokens still arrive.
     await page.waitForFunction(() => (globalThis as unknown as Dom).document.querySelector('#avatar')?.getAttribute('data-speaking') === 'true', undefined, {
-      timeout: 30_000,
+      timeout: 45_000,
     })
     assert.equal(await page.isEnabled('#stop'), true)
     await page.click('#stop')
