@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import type { IncomingMessage } from 'node:http'
+import { Writable } from 'node:stream'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import WebSocket, { type ClientOptions } from 'ws'
@@ -104,6 +105,32 @@ async function refusedHandshake(base: string, query: string) {
 const withoutTimes = (events: SseEventData[]) => events.map(({ type, content, replyText, emotion, action, message }) => ({ type, content, replyText, emotion, action, message }))
 
 describe('GET /ws: chat over a WebSocket', () => {
+  it('logs one line per turn with the session, the persona that replied and how the turn ended', async (t) => {
+    const lines: Array<Record<string, unknown>> = []
+    const logStream = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line))
+        done()
+      },
+    })
+    const { app } = await buildAvatarApp(t, { env: { LOG_LEVEL: 'info' }, logStream })
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const client = await openClient(base, '?session_id=logged')
+    client.send({ type: 'chat', userText: 'Hello', meta: { characterId: 'serious-advisor' } })
+    assert.equal((await client.nextAnswer()).at(-1)?.type, 'done')
+    client.send({ type: 'chat', userText: '' })
+    assert.equal((await client.nextAnswer()).at(-1)?.type, 'error')
+    await eventually(() => lines.filter((line) => line.msg === 'websocket turn').length === 2, 'the turn lines')
+    const [turn, refused] = lines.filter((line) => line.msg === 'websocket turn')
+    assert.equal(turn.sessionId, 'logged')
+    assert.equal(turn.persona, 'advisor')
+    assert.equal(turn.outcome, 'done')
+    assert.equal(typeof turn.responseTime, 'number')
+    assert.equal(refused.persona, undefined)
+    assert.equal(refused.outcome, 'error')
+    client.socket.close()
+  })
+
   it('answers several turns on one connection with token frames then done, and stores them under the URL session', async (t) => {
     const { app } = await buildAvatarApp(t)
     const base = await app.listen({ port: 0, host: '127.0.0.1' })

@@ -130,16 +130,26 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
 
   async function answer(socket: WebSocket, request: FastifyRequest, sessionId: string, gone: AbortSignal, data: RawData, isBinary: boolean) {
     const log: FastifyBaseLogger = request.log
-    const send = (event: ChatEvent) => sendEvent(socket, request.raw.socket, event)
+    const started = performance.now()
+    let ended: ChatEvent['type'] | 'closed' = 'closed'
+    let persona: string | undefined
+    const send = (event: ChatEvent) => {
+      if (event.type !== 'token') ended = event.type
+      return sendEvent(socket, request.raw.socket, event)
+    }
     try {
       const frame = await readFrame(data, isBinary, request)
       if (typeof frame === 'string') return await send({ type: 'error', message: frame })
       const prepared = await chat.prepare({ sessionId, userText: frame.userText, meta: frame.meta }, { log })
+      persona = prepared.persona.id
       await runTurn(prepared, { log, clientGone: gone, send })
     } catch (error) {
       const normalized = normalizeError(error)
       if (normalized.internal) log.error({ err: error }, 'chat frame failed')
       await send({ type: 'error', message: detailOf(error) })
+    } finally {
+      // The socket's one HTTP log line is its handshake: each frame gets its own, as a POST would.
+      log.info({ sessionId, persona, outcome: ended, responseTime: performance.now() - started }, 'websocket turn')
     }
   }
 
