@@ -9,8 +9,7 @@ export type MigrationSet = Record<string, Migration>
  * from several instances at once: on PostgreSQL Kysely holds a session-level advisory lock
  * (`pg_advisory_lock`, one key for every history table) while it reads the history and runs the
  * pending migrations in one transaction, so an instance that starts while another migrates
- * waits, then finds nothing left to do (test/core/migrate-race.test.ts). On SQLite the
- * transaction's write lock serialises them the same way.
+ * waits, then finds nothing left to do (test/core/migrate-race.test.ts).
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen and typed against no app schema.
 export async function migrateToLatest(db: Kysely<any>, service: string, migrations: MigrationSet): Promise<MigrationResultSet> {
