@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { test } from 'node:test'
 import { type Kysely, sql } from 'kysely'
-import { createDb } from '../../src/core/db/create-db.ts'
+import { createDb, type Database } from '../../src/core/db/create-db.ts'
 import { type MigrationSet, migrateToLatest } from '../../src/core/db/migrator.ts'
 import { testDatabaseUrl, testDialect } from '../helpers/build-app.ts'
 
@@ -30,7 +30,7 @@ test(
   { skip: testDialect !== 'postgres' && 'PostgreSQL only: set TEST_DATABASE_URL (npm run test:pg)' },
   async (t) => {
     const schema = `test_${randomBytes(6).toString('hex')}`
-    const instances = []
+    const instances: Database[] = []
     for (let index = 0; index < 4; index++) instances.push(await createDb(testDatabaseUrl, { schema, poolSize: 2 }))
     t.after(async () => {
       await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(instances[0].db)
