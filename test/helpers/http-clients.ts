@@ -13,12 +13,19 @@ export interface AuthnLogin {
   xsrf: string
 }
 
-function cookiesOf(response: Response): string {
-  return response.headers
-    .getSetCookie()
-    .map((cookie) => cookie.split(';')[0] ?? '')
-    .filter((pair) => !pair.endsWith('='))
-    .join('; ')
+/** The cookie header a browser would send after `responses`, in order (a later cookie of the same name wins). */
+function cookiesOf(...responses: Response[]): string {
+  const jar = new Map<string, string>()
+  for (const response of responses) {
+    for (const cookie of response.headers.getSetCookie()) {
+      const pair = cookie.split(';')[0] ?? ''
+      const equals = pair.indexOf('=')
+      const value = pair.slice(equals + 1)
+      if (value === '') jar.delete(pair.slice(0, equals))
+      else jar.set(pair.slice(0, equals), value)
+    }
+  }
+  return [...jar].map(([name, value]) => `${name}=${value}`).join('; ')
 }
 
 /** Logs `email` in at `base` (`/server/api`), as dspace-angular does: CSRF first, then the form. */
@@ -35,7 +42,7 @@ export async function loginOverHttp(base: string, email: string, password: strin
   assert.equal(login.status, 200, `login at ${base}: ${await login.text()}`)
   const token = (login.headers.get('authorization') ?? '').replace('Bearer ', '')
   assert.ok(token, 'the login answers a token')
-  return { token, cookie, xsrf: login.headers.get('dspace-xsrf-token') ?? xsrf }
+  return { token, cookie: cookiesOf(csrf, login), xsrf: login.headers.get('dspace-xsrf-token') ?? xsrf }
 }
 
 /** Whether `token` is authenticated at `base` (`GET /server/api/authn/status`). */
