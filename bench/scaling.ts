@@ -12,7 +12,12 @@ import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import { createDb } from '../src/core/db/create-db.ts'
 import { runWriteScenarios, startTracedApp } from '../test/helpers/write-scenarios.ts'
-import { basicAuth, cpuMicros, reportRow, type RunningServer, startTriad } from './lib.ts'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, openSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { basicAuth, cpuMicros, freePort, reportRow, type RunningServer, stopper } from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -28,6 +33,31 @@ const connections = smoke ? 4 : Number(values.connections)
 const pgUrl = values.pg ?? ''
 const command = `node bench/scaling.ts${smoke ? ' --smoke' : ` --duration ${durationSeconds} --connections ${connections}`}`
 const APPLICATION = `triad-bench-${randomBytes(3).toString('hex')}`
+
+/**
+ * `triad serve` on a free port, logging to a file, like lib.ts's startTriad, but waiting up to
+ * two minutes for it (migrating an empty schema on a loaded machine takes a while) and killing
+ * it if it never answers.
+ */
+async function startTriad(env: Record<string, string>): Promise<RunningServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'triad-scaling-'))
+  const port = await freePort()
+  const child = spawn(process.execPath, [new URL('../bin/triad.js', import.meta.url).pathname, 'serve', '--port', String(port)], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', openSync(join(dir, 'triad.log'), 'a'), 'inherit'],
+  })
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 120_000
+  for (;;) {
+    if (await fetch(`${url}/healthz`).then((response) => response.ok, () => false)) break
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`triad did not start (log: ${join(dir, 'triad.log')})`)
+    }
+    await sleep(200)
+  }
+  return { url, pid: child.pid ?? 0, stop: stopper(child) }
+}
 
 const cleanups: Array<() => Promise<void> | void> = []
 const cleanup = { after: (fn: () => Promise<void> | void) => void cleanups.push(fn) }
@@ -122,6 +152,8 @@ async function throughput(): Promise<void> {
   url.searchParams.set('application_name', APPLICATION)
   const env = {
     DATABASE_URL: url.toString(),
+    // One secrets file for both instances, as a deployment shares its secrets.
+    TRIAD_SECRETS_FILE: join(mkdtempSync(join(tmpdir(), 'triad-scaling-secrets-')), 'secrets.json'),
     AUTHN_ADMIN_EMAIL: 'admin@example.org',
     AUTHN_ADMIN_PASSWORD: 'correct horse battery',
     AVATAR_MOCK_TOKEN_DELAY: '0s',

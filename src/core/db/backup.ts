@@ -89,7 +89,7 @@ export async function backupSqlite(source: string, destination: string, options:
  * connection in WAL mode holds a shared lock for as long as it is open, so an exclusive lock
  * is refused at once.
  */
-export function sqliteInUse(path: string): boolean {
+function sqliteInUse(path: string): boolean {
   if (!existsSync(path)) return false
   const db = new DatabaseSync(path, { timeout: 0 })
   try {
