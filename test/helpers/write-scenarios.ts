@@ -246,6 +246,40 @@ export async function runWriteScenarios(traced: TracedApp): Promise<void> {
   })
   ok(payment, 200, 'payment')
   const transactionId = (JSON.parse(payment.body) as { authorizationId: string }).authorizationId
+
+  // A payment through 3-D Secure: the fingerprint frame, then the challenge, as a browser runs them.
+  const secure = {
+    integration: { key: merchant.key },
+    amount: { currency: 'EUR', exponent: 2, value: 700 },
+    card: { number: await vault('pcn', '4111111111111111'), code: await vault('pcsc', '987'), expiry: { month: 1, year: 2031 } },
+    test: { tds: { challenge: true } },
+  }
+  let hints: string[] = []
+  const frameHints = (html: string) => JSON.parse(/postMessage\(\{hints:(\[[^\]]*\])\}/.exec(html)?.[1] ?? '[]') as string[]
+  const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' }
+  for (let round = 0; ; round++) {
+    assert.ok(round < 6, 'the 3-D Secure loop ends')
+    const step = await request({ method: 'POST', url: '/payments', headers: { ...json, ...VERSION }, payload: JSON.stringify({ ...secure, hints }) })
+    ok(step, 200, '3-D Secure payment')
+    const result = JSON.parse(step.body) as { challenges?: Array<{ name: string; type: string; path: string }> }
+    const challenge = result.challenges?.[0]
+    if (!challenge) break
+    const answer = await request({ method: 'POST', url: challenge.path, headers: { ...json, ...VERSION }, payload: JSON.stringify({ ...secure, hints }) })
+    ok(answer, 200, challenge.name)
+    const frame = JSON.parse(answer.body) as { action: string; fields: Record<string, string>; hints?: string[] }
+    hints = [...hints, ...(frame.hints ?? [])]
+    const action = new URL(frame.action).pathname
+    const page = await request({ method: 'POST', url: action, headers: formHeaders, payload: form(frame.fields) })
+    ok(page, 200, action)
+    if (challenge.type === 'background-iframe') {
+      hints = [...hints, ...frameHints(page.body)]
+      continue
+    }
+    const code = /data-testid="tds-code">(\d{6})</.exec(page.body)?.[1] ?? ''
+    const done = await request({ method: 'POST', url: `${action}/complete`, headers: formHeaders, payload: form({ creq: frame.fields.creq ?? '', code, decision: 'approve' }) })
+    ok(done, 200, `${action}/complete`)
+    hints = [...hints, ...frameHints(done.body)]
+  }
   const money = (path: string, body: unknown, headers: Record<string, string> = {}) => request({ method: 'POST', url: path, headers: { ...auth, ...headers }, payload: JSON.stringify(body) })
   ok(await money(`/transactions/${transactionId}/captures`, { amount: 400 }), 201, 'capture')
   ok(await money(`/transactions/${transactionId}/captures`, { amount: 100 }, { 'idempotency-key': 'shape-1' }), 201, 'capture with an idempotency key')

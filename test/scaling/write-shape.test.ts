@@ -14,10 +14,6 @@ import { type KeyKind, PLACEMENT, runWriteScenarios, shapeOf, signatureOf, start
 const NOT_RUN: Record<string, string> = {
   'POST /v1/tts': 'synthesises speech; touches no table (modules/speech has no repository)',
   'POST /v1/asr': 'transcribes an upload; touches no table (modules/transcription has no repository)',
-  'POST /payments/tds/fingerprint': '3-D Secure state travels in signed fields (modules/tds has no repository)',
-  'POST /payments/tds/challenge': 'same',
-  'POST /payments/tds/challenge/complete': 'same',
-  'POST /payments/challenges/{name}': 'answers the frame of a challenge from the signed payment; the payment itself is POST /payments',
 }
 
 const scaling = readFileSync(new URL('../../docs/scaling.md', import.meta.url), 'utf8')
