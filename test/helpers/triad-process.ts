@@ -44,8 +44,9 @@ export async function startTriadProcess(
     if (child.exitCode === null) child.kill('SIGKILL')
   })
   const base = `http://127.0.0.1:${port}`
-  // A minute: on a CPU shared with a full test run, starting (migrations included) can take a while.
-  const deadline = performance.now() + 60_000
+  // Two minutes: on a CPU shared with full test runs, starting (migrations included) took over
+  // one (tests that start several processes give themselves the time).
+  const deadline = performance.now() + 120_000
   for (;;) {
     try {
       if ((await fetch(`${base}/healthz`)).ok) break
