@@ -144,8 +144,8 @@ describe('deploy/triad.service', () => {
   })
 })
 
-describe('deploy/nginx.conf in front of two Triad processes', { skip: !hasCommand('nginx') && 'nginx is not installed (apt-get install nginx)' }, () => {
-  it('spreads requests round robin, streams events unbuffered and passes WebSockets', { timeout: 180_000 }, async (t) => {
+describe('deploy/nginx.conf in front of two Triad processes', { timeout: 480_000, skip: !hasCommand('nginx') && 'nginx is not installed (apt-get install nginx)' }, () => {
+  it('spreads requests round robin, streams events unbuffered and passes WebSockets', { timeout: 480_000 }, async (t) => {
     const env = { TRIAD_SERVICES: 'avatar', AVATAR_MOCK_TOKEN_DELAY: '150ms', AVATAR_RATE_LIMIT: '0', LOG_LEVEL: 'info', TRUST_PROXY: '127.0.0.1' }
     const [a, b] = await Promise.all([startTriadProcess(t, env), startTriadProcess(t, env)])
     const port = await freePort()

@@ -30,7 +30,7 @@ const skip = testDialect !== 'postgres' && 'two instances need PostgreSQL: set T
 /** A fresh address per client, passed on by the trusted proxy (127.0.0.1), as nginx does in deploy/. */
 const clientAddress = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`
 
-test('two Triad processes over one PostgreSQL and Redis behave as one', { skip, timeout: 240_000 }, async (t) => {
+test('two Triad processes over one PostgreSQL and Redis behave as one', { skip, timeout: 480_000 }, async (t) => {
   const schema = `test_${randomBytes(6).toString('hex')}`
   const admin = await createDb(testDatabaseUrl, { poolSize: 1 })
   await sql`create schema ${sql.id(schema)}`.execute(admin.db)
