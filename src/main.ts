@@ -1,5 +1,6 @@
 import { buildApp, migrateServices } from './app.ts'
 import { ConfigError, type Config, loadConfig } from './config.ts'
+import { backupCommand, restoreCommand } from './core/cli/backup.ts'
 import { type CliOutput, type Command, type CommandGroup, runCommand, UsageError } from './core/cli/command.ts'
 import { SERVICE_NAMES, type ServiceName } from './core/config/core-config.ts'
 import { createDb } from './core/db/create-db.ts'
@@ -120,7 +121,13 @@ export async function buildCli(getConfig: () => Config, argv: string[]): Promise
   return {
     name: 'triad',
     summary: 'Triad serves three HTTP APIs: authn (repository authentication), avatar (conversational engine) and payments.',
-    commands: [serveCommand(getConfig), migrateCommand(getConfig), ...(await serviceCommands(getConfig, argv))],
+    commands: [
+      serveCommand(getConfig),
+      migrateCommand(getConfig),
+      backupCommand(() => getConfig().core),
+      restoreCommand(() => getConfig().core),
+      ...(await serviceCommands(getConfig, argv)),
+    ],
   }
 }
 

@@ -12,6 +12,8 @@ const triad = new URL('../../bin/triad.js', import.meta.url).pathname
 
 export interface TriadProcess {
   base: string
+  /** The process's own temporary directory (its SQLite file `t.sqlite` and `secrets.json`, unless `env` named others). */
+  dir: string
   child: ChildProcessByStdio<null, Readable, Readable>
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string
@@ -42,8 +44,9 @@ export async function startTriadProcess(
     if (child.exitCode === null) child.kill('SIGKILL')
   })
   const base = `http://127.0.0.1:${port}`
-  // A minute: on a CPU shared with a full test run, starting (migrations included) can take a while.
-  const deadline = performance.now() + 60_000
+  // Two minutes: on a CPU shared with full test runs, starting (migrations included) took over
+  // one (tests that start several processes give themselves the time).
+  const deadline = performance.now() + 120_000
   for (;;) {
     try {
       if ((await fetch(`${base}/healthz`)).ok) break
@@ -51,5 +54,19 @@ export async function startTriadProcess(
     assert.ok(performance.now() < deadline && child.exitCode === null, `triad serve did not start: ${output.slice(-500)}`)
     await sleep(100)
   }
-  return { base, child, output: () => output }
+  return { base, dir, child, output: () => output }
+}
+
+/**
+ * Runs a `triad` command (`bin/triad.js`, this test's Node) as its own process, without blocking
+ * this one (requests the test keeps making go on meanwhile); answers its exit code and output.
+ */
+export async function runTriadCommand(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [triad, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+  return { code, stdout, stderr }
 }

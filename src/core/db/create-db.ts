@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, sql } from 'kysely'
+import { Kysely, type LogConfig, PostgresDialect, sql } from 'kysely'
 import { mkdirSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { dirname, resolve } from 'node:path'
@@ -27,6 +27,11 @@ export interface CreateDbOptions {
   schema?: string
   /** PostgreSQL only: pool size per instance. */
   poolSize?: number
+  /**
+   * Kysely's log hook: every statement Kysely runs, with its duration (the query counts of
+   * docs/scaling.md). On SQLite the prepared fast path runs past Kysely and is not seen.
+   */
+  log?: LogConfig
 }
 
 function dialectOf(url: string): DialectName {
@@ -52,7 +57,7 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
     const path = url.slice('sqlite:'.length)
     if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true })
     const sqliteDialect = createSqliteDialect(path)
-    const db = new Kysely({ dialect: sqliteDialect })
+    const db = new Kysely({ dialect: sqliteDialect, log: options.log })
     registerSqliteDirect(db, sqliteDialect)
     return { db, dialect, destroy: () => db.destroy() }
   }
@@ -63,7 +68,7 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
   })
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {})
-  const db = new Kysely({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely({ dialect: new PostgresDialect({ pool }), log: options.log })
   if (options.schema) await sql`create schema if not exists ${sql.id(options.schema)}`.execute(db)
   return { db, dialect, destroy: () => db.destroy() }
 }

@@ -6,7 +6,10 @@ export type MigrationSet = Record<string, Migration>
 /**
  * Runs one service's migrations to the latest version. Each service keeps its own history
  * table, so services can be deployed and migrated independently. Safe to run repeatedly and
- * from several instances at once (Kysely takes a lock table per history table).
+ * from several instances at once: on PostgreSQL Kysely holds a session-level advisory lock
+ * (`pg_advisory_lock`, one key for every history table) while it reads the history and runs the
+ * pending migrations in one transaction, so an instance that starts while another migrates
+ * waits, then finds nothing left to do (test/core/migrate-race.test.ts).
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen and typed against no app schema.
 export async function migrateToLatest(db: Kysely<any>, service: string, migrations: MigrationSet): Promise<MigrationResultSet> {
