@@ -50,7 +50,8 @@ async function startAvatar(env: Record<string, string>): Promise<RunningServer> 
     stdio: ['ignore', openSync(join(dataDir, 'triad.log'), 'a'), 'inherit'],
   })
   const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 300; i++) {
+  // Up to two minutes: a busy shared machine starts it slowly.
+  for (let i = 0; i < 1200; i++) {
     if (child.exitCode !== null) throw new Error(`triad exited with code ${child.exitCode}`)
     try {
       if ((await fetch(`${url}/healthz`)).ok) return { url, pid: child.pid ?? 0, stop: stopper(child) }

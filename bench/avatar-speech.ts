@@ -89,11 +89,13 @@ async function speed(url: string) {
   const pid = serverPid(url)
   console.log('| text | format | audio (s) | first byte (ms) | total (ms) | real-time factor (wall) | server CPU (s) | real-time factor (CPU) |')
   console.log('|---|---|---:|---:|---:|---:|---:|---:|')
-  for (const [name, text] of [
-    ['Chinese, 200 chars', CHINESE],
-    ['English, 200 chars', ENGLISH],
-  ] as const) {
-    for (const format of ['mp3', 'wav'] as const) {
+  for (const [name, text] of smoke
+    ? ([['English, 200 chars', ENGLISH]] as const)
+    : ([
+        ['Chinese, 200 chars', CHINESE],
+        ['English, 200 chars', ENGLISH],
+      ] as const)) {
+    for (const format of smoke ? (['mp3'] as const) : (['mp3', 'wav'] as const)) {
       const samples: Sample[] = []
       for (let index = 0; index < repeats; index++) samples.push(await synthesize(url, text, format, pid))
       const audio = median(samples.map((sample) => sample.audioSeconds))
@@ -118,7 +120,7 @@ async function concurrency(url: string, label: string) {
   const one: number[] = []
   const eight: number[] = []
   for (let round = 0; round < rounds; round++) {
-    for (let index = 0; index < 3; index++) one.push((await synthesize(url, ENGLISH, 'mp3')).totalMs)
+    for (let index = 0; index < (smoke ? 1 : 3); index++) one.push((await synthesize(url, ENGLISH, 'mp3')).totalMs)
     const started = performance.now()
     await Promise.all(Array.from({ length: 8 }, () => synthesize(url, ENGLISH, 'mp3')))
     eight.push(performance.now() - started)
@@ -140,8 +142,8 @@ async function withServer(env: Record<string, string>, work: (url: string) => Pr
   const server = await startTriad({ TRIAD_SERVICES: 'avatar', ...env })
   try {
     // Warm up: worker threads start and compile the WebAssembly on first use.
-    await Promise.all(Array.from({ length: 4 }, () => synthesize(server.url, ENGLISH, 'mp3')))
-    await synthesize(server.url, CHINESE, 'mp3')
+    await Promise.all(Array.from({ length: smoke ? 2 : 4 }, () => synthesize(server.url, ENGLISH, 'mp3')))
+    if (!smoke) await synthesize(server.url, CHINESE, 'mp3')
     await work(server.url)
   } finally {
     await server.stop()

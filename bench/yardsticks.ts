@@ -57,10 +57,13 @@ interface Figures {
   errors: number
 }
 
+/** While true, runs are a warm-up (V8 compiles the hot paths): short and not counted. */
+let warmingUp = false
+
 /** One autocannon run against `server`, with the server's CPU per request from /proc. */
 async function load(server: RunningServer, options: Partial<autocannon.Options>, countOf?: () => number): Promise<Figures> {
   const before = cpuMicros(server.pid)
-  const result = await autocannon({ connections, duration: durationSeconds, ...options, url: options.url ?? server.url })
+  const result = await autocannon({ connections, duration: warmingUp ? 1 : durationSeconds, ...options, url: options.url ?? server.url })
   const cpu = cpuMicros(server.pid) - before
   const requests = countOf ? countOf() : result.requests.total
   return { requests, seconds: durationSeconds, p50: result.latency.p50, p99: result.latency.p99, cpuUs: cpu / Math.max(result.requests.total, 1), errors: result.errors + result.non2xx }
@@ -73,6 +76,11 @@ const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toF
 async function compareRoute(route: string, measure: string, target: number, triad: (round: number) => Promise<Figures>, yardstick: (round: number) => Promise<Figures>, unit = 'req/s') {
   const t: Figures[] = []
   const y: Figures[] = []
+  // A warm-up of each, not counted (round -1: captures use their own slice of authorizations).
+  warmingUp = true
+  await triad(-1)
+  await yardstick(-1)
+  warmingUp = false
   for (let round = 0; round < rounds; round++) {
     if (round % 2 === 0) {
       t.push(await triad(round))
@@ -349,9 +357,7 @@ try {
 
   if (routes.has('capture')) {
     const yard = await startYardstick('capture.ts', { database: paymentsCopy, apps })
-    // Warm-up on slice 0 (not measured), then a fresh slice per round on both sides.
-    await load(triad, { requests: captureRequests(appKey.key, slice(0)) })
-    await load(yard, { requests: captureRequests(appKey.key, slice(0)) })
+    // A fresh slice of authorizations per round on both sides (slice 0 for the warm-up).
     await compareRoute(
       'capture',
       'POST /transactions/{id}/captures ÷ yardstick running the same SELECT, ledger line, balance shard, trail entry, counters and trail read in one BEGIN IMMEDIATE…COMMIT per request (Triad: group commit), same bytes',
@@ -384,11 +390,11 @@ try {
       if (!response.ok) throw new Error(`POST /v1/tts answered ${response.status}`)
       await response.arrayBuffer()
     }
-    await Promise.all(Array.from({ length: 4 }, synthesize)) // workers start, WebAssembly compiles
+    await Promise.all(Array.from({ length: smoke ? 2 : 4 }, synthesize)) // workers start, WebAssembly compiles
     const one: number[] = []
     const eight: number[] = []
     for (let round = 0; round < rounds; round++) {
-      for (let index = 0; index < 3; index++) {
+      for (let index = 0; index < (smoke ? 1 : 3); index++) {
         const started = performance.now()
         await synthesize()
         one.push(performance.now() - started)
