@@ -81,6 +81,7 @@ async function compareRoute(route: string, measure: string, target: number, tria
   await triad(-1)
   await yardstick(-1)
   warmingUp = false
+  measuredFromUs = Math.min(measuredFromUs, monotonicUs())
   for (let round = 0; round < rounds; round++) {
     if (round % 2 === 0) {
       t.push(await triad(round))
@@ -218,31 +219,61 @@ function checkoutRequests(merchantKey: string, done: { count: number }): autocan
   ]
 }
 
-/** Sum of self time per function over a V8 .cpuprofile, the `top` entries. */
-function summariseProfile(path: string, top = 15): string[] {
+/** Where a profile's function lives, for a summary by package: a dependency, a part of Triad, Node, or V8 itself. */
+function groupOf(functionName: string, url: string): string {
+  if (!url) return functionName.startsWith('(') ? functionName : '(native code)'
+  const path = url.replace(/^file:\/\//, '')
+  const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)
+  if (dependency) return dependency[1]
+  const own = /\/(src\/[^/]+\/[^/]+)/.exec(path)
+  if (own) return own[1]
+  if (path.startsWith('node:internal/modules') || path.startsWith('node:internal/bootstrap')) return 'node: module loading'
+  return path.startsWith('node:') ? `node: ${path.slice(5).split('/').slice(0, 2).join('/')}` : path
+}
+
+/**
+ * Self time of a V8 .cpuprofile from `fromUs` on (CLOCK_MONOTONIC µs, as process.hrtime: the
+ * measured rounds, not start-up), idle left out: the `top` functions and packages, as shares of
+ * the busy time. Empty when no busy sample is that late (the launcher's profile before its exec).
+ */
+function summariseProfile(path: string, fromUs: number, top = 12): string[] {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as {
     nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>
+    startTime: number
     samples: number[]
     timeDeltas: number[]
   }
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const self = new Map<string, number>()
+  const groups = new Map<string, number>()
   let total = 0
+  let at = profile.startTime
   profile.samples.forEach((id, index) => {
     const node = byId.get(id)
     const delta = profile.timeDeltas[index] ?? 0
+    at += delta
+    // Time spent waiting for work is not cost.
+    if (at < fromUs || !node || node.callFrame.functionName === '(idle)') return
     total += delta
-    if (!node) return
     const { functionName, url, lineNumber } = node.callFrame
     const where = url ? `${url.replace(/^file:\/\/.*?\/(node_modules|src)\//, '$1/')}:${lineNumber + 1}` : ''
     const name = `${functionName || '(anonymous)'} ${where}`.trim()
     self.set(name, (self.get(name) ?? 0) + delta)
+    const group = groupOf(functionName, url)
+    groups.set(group, (groups.get(group) ?? 0) + delta)
   })
-  return [...self.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, top)
-    .map(([name, us]) => `${((100 * us) / total).toFixed(1).padStart(5)} %  ${name}`)
+  if (total === 0) return []
+  const share = (entries: Map<string, number>) =>
+    [...entries.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, us]) => `${((100 * us) / total).toFixed(1).padStart(5)} %  ${name}`)
+  return [`busy ${(total / 1e6).toFixed(1)} s CPU in the measured rounds; by package:`, ...share(groups), 'by function (self time):', ...share(self)]
 }
+
+/** When the first measured round began (CLOCK_MONOTONIC µs): profiles are summarised from there. */
+let measuredFromUs = Number.POSITIVE_INFINITY
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n)
 
 try {
   // Setup over HTTP, as clients do; the answers give the yardsticks Triad's bytes.
@@ -393,6 +424,7 @@ try {
     await Promise.all(Array.from({ length: smoke ? 2 : 4 }, synthesize)) // workers start, WebAssembly compiles
     const one: number[] = []
     const eight: number[] = []
+    measuredFromUs = Math.min(measuredFromUs, monotonicUs())
     for (let round = 0; round < rounds; round++) {
       for (let index = 0; index < (smoke ? 1 : 3); index++) {
         const started = performance.now()
@@ -423,7 +455,9 @@ try {
 
 if (values.profile) {
   for (const file of readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile'))) {
-    console.log(`\nTriad's top self time (${join(profileDir, file)}):`)
-    for (const line of summariseProfile(join(profileDir, file))) console.log(`  ${line}`)
+    const lines = summariseProfile(join(profileDir, file), measuredFromUs)
+    if (lines.length === 0) continue
+    console.log(`\nTriad under load, where the CPU goes (${join(profileDir, file)}):`)
+    for (const line of lines) console.log(`  ${line}`)
   }
 }
