@@ -292,7 +292,7 @@ async function cpuComparison(name: string, baselineCpu: () => number, triadCpu: 
   )
   reportRow({
     benchmark: 'payments',
-    measure: `${name.replace(/ vs bare Fastify.*$/, '').trim()} on SQLite ÷ bare Fastify hello-world (informational: the same-work yardstick is in bench/yardsticks.ts)`,
+    measure: `${name.replace(/ vs bare Fastify.*$/, '').trim()} ÷ bare Fastify hello-world (informational: the same-work yardstick is in bench/yardsticks.ts)`,
     target: '—',
     figure: `${result.ratio.toFixed(2)} (CPU ${median(subject).toFixed(0)}/${median(base).toFixed(0)} µs/req)`,
     met: null,
