@@ -5,11 +5,11 @@
 // the per-round ratios (each round is one baseline run followed at once by one Triad run).
 // Usage: node bench/authn.ts [--rounds 5 --duration 5]
 import { parseArgs } from 'node:util'
-import { compare, type Measurement, measure, measureWithCpu, printComparison, type RunningServer, startBaseline, startTriad } from './lib.ts'
+import { compare, type Measurement, measure, measureWithCpu, printComparison, reportRow, type RunningServer, smoke, startBaseline, startTriad } from './lib.ts'
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, duration: { type: 'string', default: '5' } } })
-const rounds = Number(values.rounds)
-const durationSeconds = Number(values.duration)
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, duration: { type: 'string', default: '5' }, smoke: { type: 'boolean', default: false } } })
+const rounds = smoke ? 1 : Number(values.rounds)
+const durationSeconds = smoke ? 1 : Number(values.duration)
 
 const EMAIL = 'bench-admin@example.org'
 const PASSWORD = 'bench password 123'
@@ -82,6 +82,14 @@ async function pairedComparison(name: string, baseline: () => Promise<CpuMeasure
   console.log(
     `  server CPU per request (least of the rounds): baseline ${least(cpu.baseline).toFixed(0)} µs, triad ${least(cpu.subject).toFixed(0)} µs → ratio ${cpuRatio.toFixed(2)} (what req/s would be on an idle machine)`,
   )
+  reportRow({
+    benchmark: 'authn',
+    measure: `${name.replace(/ \(.*rounds.*\)$/, '')} ÷ bare Fastify hello-world (informational: the same-work yardstick is in bench/yardsticks.ts)`,
+    target: '—',
+    figure: `${median.toFixed(2)} median of rounds (${s.requestsPerSecond.toFixed(0)} vs ${b.requestsPerSecond.toFixed(0)} req/s; CPU ${least(cpu.subject).toFixed(0)}/${least(cpu.baseline).toFixed(0)} µs/req)`,
+    met: null,
+    command: 'node bench/authn.ts',
+  })
 }
 
 const baseline = withCpu(await startBaseline())
@@ -100,7 +108,7 @@ try {
     const authorization = await login(server)
     // As a browser: the CSRF cookie it was given is sent back with every request.
     const headers = { authorization, cookie: `DSPACE-XSRF-COOKIE=${CSRF}` }
-    await pairedComparison(`GET ${path} with a valid token, ${label} (${shape})`, bare, () => measured(server, { path, headers, durationSeconds }), 0.5)
+    await pairedComparison(`GET ${path} with a valid token, ${label} (${shape})`, bare, () => measured(server, { path, headers, durationSeconds }))
   }
 
   const logins = await measure(cached.url, { path: '/api/authn/login', ...loginRequest, connections: 8, durationSeconds })
@@ -108,6 +116,14 @@ try {
   console.log(
     `  ${logins.requestsPerSecond.toFixed(1)} logins/s   p50 ${logins.latencyP50Ms.toFixed(1)} ms   p99 ${logins.latencyP99Ms.toFixed(1)} ms   errors ${logins.errors}   non-2xx ${logins.non2xx}`,
   )
+  reportRow({
+    benchmark: 'authn',
+    measure: 'POST /api/authn/login, password (argon2id m=19 MiB t=2 p=1), 8 connections',
+    target: '—',
+    figure: `${logins.requestsPerSecond.toFixed(1)} logins/s (p99 ${logins.latencyP99Ms.toFixed(0)} ms)`,
+    met: null,
+    command: 'node bench/authn.ts',
+  })
 } finally {
   await Promise.all([baseline.stop(), cached.stop(), uncached.stop()])
 }

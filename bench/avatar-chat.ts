@@ -1,9 +1,11 @@
 // Avatar chat benchmarks (issue 4). Usage: node bench/avatar-chat.ts [--rounds 3 --duration 5 --requests 200 --streams 1000
-//   --parts streaming,chat,memory]
+//   --sockets 1000 --parts streaming,chat,memory,memory-mock,transports --smoke]
 // 1. Streaming overhead: time to first token and total stream time through POST /v1/chat/stream
 //    against calling the fake OpenAI-compatible model directly (sequential requests, medians).
 // 2. POST /v1/chat on the mock with a session against the bare-Fastify baseline, same run.
 // 3. Resident memory of Triad holding 1,000 concurrent open streams.
+// 4. SSE against the /ws WebSocket transport on the same fake model turn (issue 16): time to first
+//    token, server CPU per streamed token, and Triad's RSS with N open idle WebSockets.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, openSync, readFileSync } from 'node:fs'
@@ -13,7 +15,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
-import { compare, freePort, measureWithCpu, printComparison, printPostCeiling, type RunningServer, startBaseline, stopper } from './lib.ts'
+import { compare, cpuMicros, freePort, measureWithCpu, printComparison, printPostCeiling, reportRow, type RunningServer, smoke, startBaseline, stopper, verdict } from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -21,9 +23,12 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '5' },
     requests: { type: 'string', default: '200' },
     streams: { type: 'string', default: '1000' },
-    parts: { type: 'string', default: 'streaming,chat,memory,memory-mock' },
+    sockets: { type: 'string', default: '1000' },
+    parts: { type: 'string', default: 'streaming,chat,memory,memory-mock,transports' },
+    smoke: { type: 'boolean', default: false },
   },
 })
+if (smoke) Object.assign(values, { rounds: '1', duration: '1', requests: '10', streams: '50', sockets: '50' })
 const root = new URL('..', import.meta.url).pathname
 
 async function startFakeModel(pieces: number, delayMs: number): Promise<RunningServer> {
@@ -45,7 +50,8 @@ async function startAvatar(env: Record<string, string>): Promise<RunningServer> 
     stdio: ['ignore', openSync(join(dataDir, 'triad.log'), 'a'), 'inherit'],
   })
   const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 300; i++) {
+  // Up to two minutes: a busy shared machine starts it slowly.
+  for (let i = 0; i < 1200; i++) {
     if (child.exitCode !== null) throw new Error(`triad exited with code ${child.exitCode}`)
     try {
       if ((await fetch(`${url}/healthz`)).ok) return { url, pid: child.pid ?? 0, stop: stopper(child) }
@@ -119,6 +125,23 @@ async function streamingOverhead() {
     console.log(
       `  total stream time    direct ${total.direct.toFixed(1)} ms   via Triad ${total.triad.toFixed(1)} ms   added ${added.toFixed(1)} % (target ≤ 5 %: ${added <= 5 ? 'met' : 'NOT met'})`,
     )
+    const command = 'node bench/avatar-chat.ts --parts streaming'
+    reportRow({
+      benchmark: 'avatar-chat',
+      measure: `POST /v1/chat/stream: time to first token added to the model's (fake model, ${pieces} pieces ${delayMs} ms apart, median)`,
+      target: '≤ 2 ms',
+      figure: `${(ttft.triad - ttft.direct).toFixed(2)} ms (${ttft.triad.toFixed(2)} vs ${ttft.direct.toFixed(2)} ms)`,
+      met: verdict(ttft.triad - ttft.direct <= 2),
+      command,
+    })
+    reportRow({
+      benchmark: 'avatar-chat',
+      measure: 'POST /v1/chat/stream: total stream time added to the model’s',
+      target: '≤ 5 %',
+      figure: `${added.toFixed(1)} % (${total.triad.toFixed(1)} vs ${total.direct.toFixed(1)} ms)`,
+      met: verdict(added <= 5),
+      command,
+    })
   } finally {
     await Promise.all([model.stop(), triad.stop()])
   }
@@ -154,6 +177,14 @@ async function chatThroughput() {
       `  server CPU µs/request (median of rounds): baseline ${median(cpu.baseline).toFixed(1)}, triad ${median(cpu.triad).toFixed(1)}; ` +
         `the same chat without a session (nothing written) ${withoutSession.cpuPerRequestUs.toFixed(1)}; GET /healthz ${health.cpuPerRequestUs.toFixed(1)}`,
     )
+    reportRow({
+      benchmark: 'avatar-chat',
+      measure: 'POST /v1/chat (mock, one session) ÷ bare Fastify hello-world (informational: the same-work yardstick is in bench/yardsticks.ts)',
+      target: '—',
+      figure: `${result.ratio.toFixed(2)} (CPU ${median(cpu.triad).toFixed(0)}/${median(cpu.baseline).toFixed(0)} µs/req; without a session ${withoutSession.cpuPerRequestUs.toFixed(0)} µs)`,
+      met: null,
+      command: 'node bench/avatar-chat.ts --parts chat',
+    })
     await printPostCeiling(baseline.url, body, { durationSeconds })
   } finally {
     await Promise.all([baseline.stop(), triad.stop()])
@@ -200,9 +231,121 @@ async function openStreamsMemory(source: 'model' | 'mock') {
     console.log(
       `  all ${firstTokens} streams had their first token after ${(openMs / 1000).toFixed(1)} s; Triad RSS idle ${idle.toFixed(0)} MB, peak while open ${peak.toFixed(0)} MB (target < 300 MB: ${peak < 300 ? 'met' : 'NOT met'})`,
     )
+    reportRow({
+      benchmark: 'avatar-chat',
+      measure: `Triad's RSS with ${count} concurrent open streams (${what})`,
+      target: '< 300 MB',
+      figure: `${peak.toFixed(0)} MB (idle ${idle.toFixed(0)} MB)`,
+      met: verdict(peak < 300 && firstTokens === count),
+      command: `node bench/avatar-chat.ts --parts ${source === 'model' ? 'memory' : 'memory-mock'}`,
+    })
     for (const request of requests) request.destroy()
   } finally {
     await Promise.all([model?.stop(), triad.stop()])
+  }
+}
+
+/** Opens `/ws?session_id=…` and resolves once it is open. */
+async function openSocket(url: string, sessionId: string): Promise<WebSocket> {
+  const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/ws?session_id=${sessionId}`)
+  await new Promise<void>((resolve, reject) => {
+    socket.addEventListener('open', () => resolve(), { once: true })
+    socket.addEventListener('error', () => reject(new Error('the WebSocket did not open')), { once: true })
+  })
+  return socket
+}
+
+/** One chat turn over an open socket: time to the first token frame and to `done`. */
+function socketTurn(socket: WebSocket, userText: string): Promise<{ ttft: number; total: number; tokens: number }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    let first = Number.NaN
+    let tokens = 0
+    const onMessage = (event: MessageEvent) => {
+      const frame = JSON.parse(String(event.data)) as { type: string }
+      if (frame.type === 'token') {
+        tokens++
+        if (Number.isNaN(first)) first = performance.now() - started
+      } else if (frame.type === 'done' || frame.type === 'error') {
+        socket.removeEventListener('message', onMessage)
+        if (frame.type === 'error') reject(new Error(`error frame ${String(event.data)}`))
+        else resolve({ ttft: first, total: performance.now() - started, tokens })
+      }
+    }
+    socket.addEventListener('message', onMessage)
+    socket.send(JSON.stringify({ type: 'chat', userText }))
+  })
+}
+
+/** SSE and /ws on the same fake model turn: time to first token, CPU per token, RSS of idle sockets. */
+async function transports() {
+  const pieces = 40
+  const model = await startFakeModel(pieces, 1)
+  const triad = await startAvatar({ AVATAR_LLM_API_KEY: 'bench', AVATAR_LLM_BASE_URL: model.url, AVATAR_LLM_MODEL: 'fake', AVATAR_RATE_LIMIT: '0' })
+  const command = 'node bench/avatar-chat.ts --parts transports'
+  const sockets: WebSocket[] = []
+  try {
+    const count = Number(values.requests)
+    const sse = { url: `${triad.url}/v1/chat/stream`, body: { sessionId: 'bench-sse', userText: 'Hello there' } }
+    const socket = await openSocket(triad.url, 'bench-ws')
+    sockets.push(socket)
+    for (let i = 0; i < 10; i++) {
+      await timeStream(sse.url, sse.body, /"type":"token"/)
+      await socketTurn(socket, 'Hello there')
+    }
+    const ttft = { sse: [] as number[], ws: [] as number[] }
+    const cpu = { sse: 0, ws: 0 }
+    let wsTokens = 0
+    for (let i = 0; i < count; i++) {
+      let before = cpuMicros(triad.pid)
+      ttft.sse.push((await timeStream(sse.url, sse.body, /"type":"token"/)).ttft)
+      cpu.sse += cpuMicros(triad.pid) - before
+      before = cpuMicros(triad.pid)
+      const turn = await socketTurn(socket, 'Hello there')
+      cpu.ws += cpuMicros(triad.pid) - before
+      ttft.ws.push(turn.ttft)
+      wsTokens += turn.tokens
+    }
+    // Both transports stream the same pieces, one token event or frame per piece.
+    const perToken = { sse: cpu.sse / (count * pieces), ws: cpu.ws / Math.max(wsTokens, 1) }
+    console.log(`SSE vs /ws (${count} sequential turns each, fake model ${pieces} pieces 1 ms apart, medians)`)
+    console.log(`  time to first token  SSE ${median(ttft.sse).toFixed(2)} ms   WebSocket ${median(ttft.ws).toFixed(2)} ms`)
+    console.log(`  server CPU per token SSE ${perToken.sse.toFixed(1)} µs   WebSocket ${perToken.ws.toFixed(1)} µs (whole turn's CPU ÷ tokens)`)
+    reportRow({
+      benchmark: 'avatar-chat',
+      measure: `Time to first token, SSE (POST /v1/chat/stream, kept-alive connection) vs /ws (open socket), fake model, ${count} sequential turns, median`,
+      target: '—',
+      figure: `SSE ${median(ttft.sse).toFixed(2)} ms, WebSocket ${median(ttft.ws).toFixed(2)} ms`,
+      met: null,
+      command,
+    })
+    reportRow({
+      benchmark: 'avatar-chat',
+      measure: `Server CPU per streamed token (a turn's CPU ÷ its ${pieces} tokens, session stored), SSE vs /ws`,
+      target: '—',
+      figure: `SSE ${perToken.sse.toFixed(1)} µs, WebSocket ${perToken.ws.toFixed(1)} µs`,
+      met: null,
+      command,
+    })
+    const idleSockets = Number(values.sockets)
+    const before = rssMb(triad.pid)
+    for (let opened = 0; opened < idleSockets; opened += 50) {
+      sockets.push(...(await Promise.all(Array.from({ length: Math.min(50, idleSockets - opened) }, (_, i) => openSocket(triad.url, `bench-idle-${opened + i}`)))))
+    }
+    await sleep(2000)
+    const after = rssMb(triad.pid)
+    console.log(`  RSS with ${idleSockets} open idle WebSockets: ${after.toFixed(0)} MB (${before.toFixed(0)} MB before; ${(((after - before) * 1024) / idleSockets).toFixed(1)} KB each)`)
+    reportRow({
+      benchmark: 'avatar-chat',
+      measure: `Triad's RSS with ${idleSockets} open idle WebSockets (/ws)`,
+      target: '—',
+      figure: `${after.toFixed(0)} MB (${before.toFixed(0)} MB before, ${(((after - before) * 1024) / idleSockets).toFixed(1)} KB per socket)`,
+      met: null,
+      command,
+    })
+  } finally {
+    for (const socket of sockets) socket.close()
+    await Promise.all([model.stop(), triad.stop()])
   }
 }
 
@@ -211,4 +354,5 @@ if (parts.has('streaming')) await streamingOverhead()
 if (parts.has('chat')) await chatThroughput()
 if (parts.has('memory')) await openStreamsMemory('model')
 if (parts.has('memory-mock')) await openStreamsMemory('mock')
+if (parts.has('transports')) await transports()
 agent.destroy()

@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
 import { createOpenAiLlm } from '../src/services/avatar/providers/llm/llm.openai.ts'
 import type { LlmPort } from '../src/services/avatar/providers/llm/llm.port.ts'
-import { stopper } from './lib.ts'
+import { reportRow, smoke, stopper } from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -22,8 +22,10 @@ const { values } = parseArgs({
     pieces: { type: 'string', default: '60' },
     concurrency: { type: 'string', default: '10' },
     delay: { type: 'string', default: '1' },
+    smoke: { type: 'boolean', default: false },
   },
 })
+if (smoke) Object.assign(values, { rounds: '1', streams: '20' })
 const root = new URL('..', import.meta.url).pathname
 const rounds = Number(values.rounds)
 const streams = Number(values.streams)
@@ -94,6 +96,14 @@ try {
   const sdk = median(samples.sdk)
   console.log(`OpenAI-compatible adapter: ${streams} streams × ${pieces} tokens ${values.delay} ms apart, ${concurrency} at a time, ${rounds} rounds (client CPU per streamed token, medians)`)
   console.log(`  Triad's (node:http + own parser) ${triad.toFixed(1)} µs   openai SDK streaming ${sdk.toFixed(1)} µs   SDK / Triad's ${(sdk / triad).toFixed(2)}`)
+  reportRow({
+    benchmark: 'avatar-llm-client',
+    measure: `OpenAI-compatible adapter, client CPU per streamed token (${concurrency} streams at a time): Triad's (node:http + own parser) vs the openai SDK's streaming`,
+    target: '—',
+    figure: `${triad.toFixed(1)} vs ${sdk.toFixed(1)} µs (SDK ÷ Triad's ${(sdk / triad).toFixed(2)})`,
+    met: null,
+    command: 'node bench/avatar-llm-client.ts',
+  })
 } finally {
   await stop()
 }

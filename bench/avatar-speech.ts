@@ -1,4 +1,4 @@
-// Avatar speech benchmarks (issue 5). Usage: node bench/avatar-speech.ts [--repeats 5 --rounds 3]
+// Avatar speech benchmarks (issue 5). Usage: node bench/avatar-speech.ts [--repeats 5 --rounds 3 --smoke]
 // 1. Local synthesis speed: seconds of audio per second of wall time (real-time factor) and time
 //    to the first audio byte, for a 200-character Chinese and a 200-character English text, MP3
 //    and WAV, through POST /v1/tts of a running `triad serve` (medians of sequential requests).
@@ -7,11 +7,11 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
-import { startTriad } from './lib.ts'
+import { reportRow, smoke, startTriad } from './lib.ts'
 
-const { values } = parseArgs({ options: { repeats: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' } } })
-const repeats = Number(values.repeats)
-const rounds = Number(values.rounds)
+const { values } = parseArgs({ options: { repeats: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' }, smoke: { type: 'boolean', default: false } } })
+const repeats = smoke ? 1 : Number(values.repeats)
+const rounds = smoke ? 1 : Number(values.rounds)
 
 const CHINESE = (
   '今天天气很好，我们一起去公园散步吧。公园里有很多花，红的、黄的、白的，非常漂亮。孩子们在草地上跑来跑去，老人们坐在长椅上聊天。' +
@@ -89,20 +89,29 @@ async function speed(url: string) {
   const pid = serverPid(url)
   console.log('| text | format | audio (s) | first byte (ms) | total (ms) | real-time factor (wall) | server CPU (s) | real-time factor (CPU) |')
   console.log('|---|---|---:|---:|---:|---:|---:|---:|')
-  for (const [name, text] of [
-    ['Chinese, 200 chars', CHINESE],
-    ['English, 200 chars', ENGLISH],
-  ] as const) {
-    for (const format of ['mp3', 'wav'] as const) {
+  for (const [name, text] of smoke
+    ? ([['English, 200 chars', ENGLISH]] as const)
+    : ([
+        ['Chinese, 200 chars', CHINESE],
+        ['English, 200 chars', ENGLISH],
+      ] as const)) {
+    for (const format of smoke ? (['mp3'] as const) : (['mp3', 'wav'] as const)) {
       const samples: Sample[] = []
       for (let index = 0; index < repeats; index++) samples.push(await synthesize(url, text, format, pid))
       const audio = median(samples.map((sample) => sample.audioSeconds))
       const total = median(samples.map((sample) => sample.totalMs))
       const rtf = median(samples.map((sample) => sample.audioSeconds / (sample.totalMs / 1000)))
       const cpu = median(samples.map((sample) => sample.cpuSeconds))
-      console.log(
-        `| ${name} | ${format} | ${audio.toFixed(1)} | ${median(samples.map((sample) => sample.firstByteMs)).toFixed(0)} | ${total.toFixed(0)} | ${rtf.toFixed(1)}× | ${cpu.toFixed(2)} | ${(audio / cpu).toFixed(1)}× |`,
-      )
+      const firstByte = median(samples.map((sample) => sample.firstByteMs))
+      console.log(`| ${name} | ${format} | ${audio.toFixed(1)} | ${firstByte.toFixed(0)} | ${total.toFixed(0)} | ${rtf.toFixed(1)}× | ${cpu.toFixed(2)} | ${(audio / cpu).toFixed(1)}× |`)
+      reportRow({
+        benchmark: 'avatar-speech',
+        measure: `Local synthesis (POST /v1/tts), ${name}, ${format}: real-time factor by wall time and by server CPU; first audio byte`,
+        target: '—',
+        figure: `${rtf.toFixed(1)}× wall, ${(audio / cpu).toFixed(1)}× CPU, first byte ${firstByte.toFixed(0)} ms (${audio.toFixed(1)} s of audio)`,
+        met: null,
+        command: 'node bench/avatar-speech.ts',
+      })
     }
   }
 }
@@ -111,7 +120,7 @@ async function concurrency(url: string, label: string) {
   const one: number[] = []
   const eight: number[] = []
   for (let round = 0; round < rounds; round++) {
-    for (let index = 0; index < 3; index++) one.push((await synthesize(url, ENGLISH, 'mp3')).totalMs)
+    for (let index = 0; index < (smoke ? 1 : 3); index++) one.push((await synthesize(url, ENGLISH, 'mp3')).totalMs)
     const started = performance.now()
     await Promise.all(Array.from({ length: 8 }, () => synthesize(url, ENGLISH, 'mp3')))
     eight.push(performance.now() - started)
@@ -119,14 +128,22 @@ async function concurrency(url: string, label: string) {
   const single = median(one)
   const all = median(eight)
   console.log(`| ${label} | ${single.toFixed(0)} | ${all.toFixed(0)} | ${(all / single).toFixed(2)}× |`)
+  reportRow({
+    benchmark: 'avatar-speech',
+    measure: `8 syntheses at once ÷ one (English, 200 chars, MP3), worker pool ${label} (the scaling target is in bench/yardsticks.ts)`,
+    target: '—',
+    figure: `${(all / single).toFixed(2)}× the time (${single.toFixed(0)} ms one, ${all.toFixed(0)} ms eight)`,
+    met: null,
+    command: 'node bench/avatar-speech.ts',
+  })
 }
 
 async function withServer(env: Record<string, string>, work: (url: string) => Promise<void>) {
   const server = await startTriad({ TRIAD_SERVICES: 'avatar', ...env })
   try {
     // Warm up: worker threads start and compile the WebAssembly on first use.
-    await Promise.all(Array.from({ length: 4 }, () => synthesize(server.url, ENGLISH, 'mp3')))
-    await synthesize(server.url, CHINESE, 'mp3')
+    await Promise.all(Array.from({ length: smoke ? 2 : 4 }, () => synthesize(server.url, ENGLISH, 'mp3')))
+    if (!smoke) await synthesize(server.url, CHINESE, 'mp3')
     await work(server.url)
   } finally {
     await server.stop()
@@ -140,4 +157,4 @@ console.log('\n## 8 concurrent syntheses vs one (English, 200 chars, MP3; median
 console.log('| worker pool | one (ms) | 8 at once (ms) | ratio |')
 console.log('|---|---:|---:|---:|')
 await withServer({}, (url) => concurrency(url, `default (${cpus().length} threads)`))
-await withServer({ AVATAR_TTS_THREADS: '1' }, (url) => concurrency(url, '1 thread (a single queue)'))
+if (!smoke) await withServer({ AVATAR_TTS_THREADS: '1' }, (url) => concurrency(url, '1 thread (a single queue)'))

@@ -8,6 +8,26 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { freePort } from '../test/helpers/free-port.ts'
 
+/** One result of a benchmark, as `npm run bench` (bench/run.ts) collects them into its table. */
+export interface BenchRow {
+  benchmark: string
+  measure: string
+  target: string
+  figure: string
+  met: boolean | null
+  command: string
+}
+
+export function reportRow(row: BenchRow): void {
+  console.log(`@bench-row ${JSON.stringify(row)}`)
+}
+
+/** Whether the benchmark runs as a smoke test (`--smoke`: a few seconds, no targets asserted). */
+export const smoke = process.argv.includes('--smoke')
+
+/** A target's verdict: null in smoke mode (the figures of a few seconds prove nothing). */
+export const verdict = (met: boolean): boolean | null => (smoke ? null : met)
+
 export interface RunningServer {
   url: string
   pid: number
@@ -66,13 +86,13 @@ export function stopper(child: ChildProcess) {
 }
 
 /** Starts the bare Fastify baseline (or another server of bench/servers) in its own process. */
-export async function startBaseline(server = 'baseline.ts'): Promise<RunningServer> {
-  const child = spawn(process.execPath, [join(root, 'bench/servers', server)], { stdio: ['ignore', 'pipe', 'inherit'] })
+export async function startBaseline(server = 'baseline.ts', env: Record<string, string> = {}): Promise<RunningServer> {
+  const child = spawn(process.execPath, [join(root, 'bench/servers', server)], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
   const url = await waitForLine(child, /^(http:\/\/\S+)$/)
   return { url, pid: child.pid ?? 0, stop: stopper(child) }
 }
 
-async function waitUntilHealthy(url: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
+async function waitUntilHealthy(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`triad exited with code ${child.exitCode}`)

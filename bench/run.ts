@@ -1,38 +1,115 @@
-// Foundation benchmark: Triad's GET /healthz (request id, one log line per request at the
-// production level, error handling, all three services mounted) against a bare Fastify
-// hello-world, same run. Usage: npm run bench [-- --rounds 5 --duration 5]
+// `npm run bench`: every benchmark, one after another, each in its own process; their result
+// rows (`@bench-row` lines, bench/lib.ts reportRow) become one table.
+//   npm run bench                  full measured run; prints the table
+//   npm run bench -- --smoke       each benchmark for a few seconds, no targets asserted (CI)
+//   npm run bench -- --readme      full run, then the table and the machine go into bench/README.md
+//   npm run bench -- --only authn,yardsticks
+// The exit code is non-zero only when a benchmark crashed (a missed target is a row, not a crash).
+import { execFileSync, spawn } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
-import { measureWithCpu, printComparison, startBaseline, startTriad } from './lib.ts'
+import type { BenchRow } from './lib.ts'
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, duration: { type: 'string', default: '5' } } })
-const rounds = Number(values.rounds)
-const durationSeconds = Number(values.duration)
+const { values } = parseArgs({
+  options: {
+    smoke: { type: 'boolean', default: false },
+    readme: { type: 'boolean', default: false },
+    only: { type: 'string' },
+  },
+})
+const root = new URL('..', import.meta.url).pathname
 
-const baseline = await startBaseline()
-const triad = await startTriad(process.env.BENCH_TRIAD_ENV ? Object.fromEntries(process.env.BENCH_TRIAD_ENV.split(' ').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])) : {})
-try {
-  const results: Array<{ b: Awaited<ReturnType<typeof measureWithCpu>>; t: Awaited<ReturnType<typeof measureWithCpu>> }> = []
-  for (let round = 0; round < rounds; round++) {
-    const b = await measureWithCpu(baseline, { path: '/', durationSeconds })
-    const t = await measureWithCpu(triad, { path: '/healthz', durationSeconds })
-    results.push({ b, t })
-    console.log(`  round ${round + 1}: ${b.requestsPerSecond.toFixed(0)} vs ${t.requestsPerSecond.toFixed(0)} req/s (${(t.requestsPerSecond / b.requestsPerSecond).toFixed(2)}), CPU ${b.cpuPerRequestUs.toFixed(1)} vs ${t.cpuPerRequestUs.toFixed(1)} µs/request`)
-  }
-  const mean = (pick: (r: (typeof results)[number]) => number) => results.reduce((sum, r) => sum + pick(r), 0) / results.length
-  const least = (pick: (r: (typeof results)[number]) => number) => Math.min(...results.map(pick))
-  const ratios = results.map((r) => r.t.requestsPerSecond / r.b.requestsPerSecond).sort((x, y) => x - y)
-  printComparison(
-    `GET /healthz vs bare Fastify (${rounds} rounds × ${durationSeconds} s, 20 connections)`,
-    {
-      baseline: { ...results[0].b, requestsPerSecond: mean((r) => r.b.requestsPerSecond), latencyP50Ms: mean((r) => r.b.latencyP50Ms), latencyP99Ms: mean((r) => r.b.latencyP99Ms) },
-      subject: { ...results[0].t, requestsPerSecond: mean((r) => r.t.requestsPerSecond), latencyP50Ms: mean((r) => r.t.latencyP50Ms), latencyP99Ms: mean((r) => r.t.latencyP99Ms) },
-      ratio: mean((r) => r.t.requestsPerSecond) / mean((r) => r.b.requestsPerSecond),
-    },
-    0.8,
-  )
-  console.log(`  median ratio of the rounds ${ratios[Math.floor(ratios.length / 2)].toFixed(2)}`)
-  const cpuRatio = least((r) => r.b.cpuPerRequestUs) / least((r) => r.t.cpuPerRequestUs)
-  console.log(`  server CPU per request (least of the rounds): baseline ${least((r) => r.b.cpuPerRequestUs).toFixed(1)} µs, triad ${least((r) => r.t.cpuPerRequestUs).toFixed(1)} µs → ratio ${cpuRatio.toFixed(2)}`)
-} finally {
-  await Promise.all([baseline.stop(), triad.stop()])
+interface Benchmark {
+  name: string
+  file: string
+  /** Arguments of the full run. */
+  args?: string[]
+  /** Arguments of the smoke run (a few seconds). */
+  smokeArgs: string[]
+  /** Why it cannot run here, if it cannot. */
+  unavailable?: () => string | undefined
 }
+
+const PEER_PACKAGES = ['python3-fastapi', 'python3-uvicorn', 'python3-pydantic', 'python3-httpx', 'python3-multipart', 'python3-websockets']
+
+function peerUnavailable(): string | undefined {
+  const missing = PEER_PACKAGES.filter((name) => {
+    try {
+      return !execFileSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes('install ok installed')
+    } catch {
+      return true
+    }
+  })
+  if (missing.length > 0) return `Debian packages missing: ${missing.join(', ')} (bench/peer/setup.sh installs them)`
+  if (!existsSync(join(root, 'bench/peer/source/app/main.py')) && !process.env.PEER_SOURCE) return "the meta-human backend's source is not in bench/peer/source (bench/peer/setup.sh SOURCE)"
+  return undefined
+}
+
+const benchmarks: Benchmark[] = [
+  { name: 'yardsticks', file: 'bench/yardsticks.ts', smokeArgs: ['--smoke'] },
+  { name: 'authn', file: 'bench/authn.ts', smokeArgs: ['--smoke'] },
+  { name: 'payments', file: 'bench/payments.ts', smokeArgs: ['--smoke'] },
+  { name: 'avatar-chat', file: 'bench/avatar-chat.ts', smokeArgs: ['--smoke'] },
+  { name: 'avatar-speech', file: 'bench/avatar-speech.ts', smokeArgs: ['--smoke'] },
+  { name: 'avatar-llm-client', file: 'bench/avatar-llm-client.ts', smokeArgs: ['--smoke'] },
+  { name: 'core-utilities', file: 'bench/core-utilities.ts', smokeArgs: ['--smoke'] },
+  { name: 'peer', file: 'bench/peer/run.ts', smokeArgs: ['--quick'], unavailable: peerUnavailable },
+]
+
+const only = values.only ? new Set(values.only.split(',')) : undefined
+const rows: BenchRow[] = []
+const crashed: string[] = []
+const started = Date.now()
+
+async function run(benchmark: Benchmark): Promise<void> {
+  const args = values.smoke ? benchmark.smokeArgs : (benchmark.args ?? [])
+  const commandLine = `node ${benchmark.file}${args.length ? ` ${args.join(' ')}` : ''}`
+  const why = benchmark.unavailable?.()
+  if (why) {
+    console.log(`\n━━━ ${benchmark.name}: skipped (${why})`)
+    rows.push({ benchmark: benchmark.name, measure: `${benchmark.name}: skipped`, target: '—', figure: why, met: null, command: commandLine })
+    return
+  }
+  console.log(`\n━━━ ${benchmark.name}: ${commandLine}`)
+  const child = spawn(process.execPath, [join(root, benchmark.file), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
+  const own: BenchRow[] = []
+  for await (const line of createInterface({ input: child.stdout })) {
+    if (line.startsWith('@bench-row ')) own.push(JSON.parse(line.slice('@bench-row '.length)) as BenchRow)
+    else console.log(`  ${line}`)
+  }
+  const code = child.exitCode ?? (await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode))))
+  rows.push(...own)
+  if (code !== 0) {
+    crashed.push(benchmark.name)
+    rows.push({ benchmark: benchmark.name, measure: `${benchmark.name}: crashed`, target: '—', figure: `exit code ${code}`, met: false, command: commandLine })
+  }
+}
+
+for (const benchmark of benchmarks) if (!only || only.has(benchmark.name)) await run(benchmark)
+
+const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ')
+const met = (value: boolean | null) => (value === null ? '—' : value ? 'yes' : '**no**')
+const table = [
+  '| measure | target | figure | met | command |',
+  '|---|---|---|---|---|',
+  ...rows.map((row) => `| ${cell(row.measure)} | ${cell(row.target)} | ${cell(row.figure)} | ${met(row.met)} | \`${cell(row.command)}\` |`),
+].join('\n')
+const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, Node ${process.version}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, load average ${load} at the end, ${Math.round((Date.now() - started) / 60_000)} min${values.smoke ? ', smoke run' : ''}`
+
+console.log(`\n${table}\n\nMachine: ${machine}`)
+if (crashed.length > 0) console.log(`Crashed: ${crashed.join(', ')}`)
+
+if (values.readme) {
+  const path = join(root, 'bench/README.md')
+  const readme = readFileSync(path, 'utf8')
+  const start = readme.indexOf('<!-- table -->')
+  const end = readme.indexOf('<!-- /table -->')
+  if (start < 0 || end < start) throw new Error('bench/README.md has no <!-- table --> … <!-- /table --> markers')
+  writeFileSync(path, `${readme.slice(0, start)}<!-- table -->\n${table}\n\nMachine: ${machine}.\n${readme.slice(end)}`)
+  console.log('bench/README.md updated')
+}
+process.exitCode = crashed.length > 0 ? 1 : 0

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
-import { cpuMicros, freePort, type RunningServer, startTriad, stopper, toMeasurement } from '../lib.ts'
+import { cpuMicros, freePort, reportRow, type RunningServer, startTriad, stopper, toMeasurement } from '../lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -335,6 +335,14 @@ try {
         verdicts.push(
           `${route.name}: Triad ${ratioValue.toFixed(1)}× the peer's req/s (target ≥ 5×: ${ratioValue >= 5 ? 'met' : 'NOT met'}), p99 ${fixed(t.latencyP99Ms, 1)} vs ${fixed(f.latencyP99Ms, 1)} ms (target lower: ${t.latencyP99Ms < f.latencyP99Ms ? 'met' : 'NOT met'})`,
         )
+        reportRow({
+          benchmark: 'peer',
+          measure: `${route.name}: Triad ÷ the meta-human backend (FastAPI), req/s, at a lower p99`,
+          target: '≥ 5×, lower p99',
+          figure: `${ratioValue.toFixed(1)}× (${fixed(t.requestsPerSecond)} vs ${fixed(f.requestsPerSecond)} req/s; p99 ${fixed(t.latencyP99Ms, 1)} vs ${fixed(f.latencyP99Ms, 1)} ms; RSS ${fixed(t.rssMb)} vs ${fixed(f.rssMb)} MB)`,
+          met: values.quick ? null : ratioValue >= 5 && t.latencyP99Ms < f.latencyP99Ms,
+          command: 'npm run bench:peer',
+        })
       }
     }
   }

@@ -130,55 +130,15 @@ export interface SessionAppend {
   messages: NewMessage[]
 }
 
-/** Most appends committed in one SQLite transaction. */
-const MAX_BATCH = 256
-
 /**
- * The avatar's sessions and messages tables. How appends reach the disk (prepared statements,
- * one transaction per append on PostgreSQL, group commits on SQLite) is this repository's
- * business: a caller sees an append that resolves once its rows are committed.
+ * The avatar's sessions and messages tables. Appends are prepared statements run in one
+ * transaction each; on SQLite, appends that arrive together share one commit (core/db's group
+ * commit). A caller sees an append that resolves once its rows are committed.
  */
 export function createSessionsRepository(database: Database) {
   const db = database.db as Kysely<ChatTables>
   const { dialect } = database
   const owned = { db, dialect }
-
-  const appendAlone = (item: SessionAppend) => withTransaction(owned, (trx) => appendMessages(trx, dialect, item.id, item.at, item.cutoff, item.messages))
-
-  // SQLite has one writer and pays for each commit (a WAL write); appends that arrive together
-  // share one transaction instead. Each caller still returns only after its rows are committed.
-  // PostgreSQL runs the transactions of concurrent requests side by side over its pool.
-  const queue: { item: SessionAppend; resolve: () => void; reject: (error: unknown) => void }[] = []
-  let flushing = false
-
-  async function flush(): Promise<void> {
-    while (queue.length > 0) {
-      const batch = queue.splice(0, MAX_BATCH)
-      try {
-        await withTransaction(owned, async (trx) => {
-          for (const { item } of batch) await appendMessages(trx, dialect, item.id, item.at, item.cutoff, item.messages)
-        })
-        for (const waiter of batch) waiter.resolve()
-      } catch (error) {
-        if (batch.length === 1) {
-          batch[0].reject(error)
-          continue
-        }
-        // One bad append must not fail the others: retry each on its own.
-        for (const waiter of batch) await appendAlone(waiter.item).then(waiter.resolve, waiter.reject)
-      }
-    }
-    flushing = false
-  }
-
-  function groupCommit(item: SessionAppend): Promise<void> {
-    return new Promise((resolve, reject) => {
-      queue.push({ item, resolve, reject })
-      if (flushing) return
-      flushing = true
-      setImmediate(() => void flush())
-    })
-  }
 
   return {
     findSession: (id: string) => findSession(db, id),
@@ -190,8 +150,7 @@ export function createSessionsRepository(database: Database) {
      * before `cutoff`); resolves once they are committed.
      */
     async append(item: SessionAppend): Promise<void> {
-      if (dialect === 'sqlite') await groupCommit(item)
-      else await appendAlone(item)
+      await withTransaction(owned, (trx) => appendMessages(trx, dialect, item.id, item.at, item.cutoff, item.messages))
     },
     deleteSession: (id: string) => deleteSession(db, id),
     /** Deletes every session idle since before `cutoff` (their messages go with them). */

@@ -1,0 +1,463 @@
+// Same-work yardsticks (issue 16, item 1): each measured route of Triad against a bare Fastify
+// server of bench/servers that does the route's essential work directly (no Triad code: the
+// same SQLite statements with node:sqlite and Triad's pragmas, the same token verification with
+// jose, the same response bytes), in alternating rounds of the same run; and the scaling of 8
+// local syntheses at once. What each yardstick does is written in its file's header and in the
+// `measure` of its row, so that Triad's fair wins (caches, group commit) show.
+// Figures per route: req/s ratio (Triad ÷ yardstick, of the summed rounds), p50/p99, and each
+// server's CPU µs per request (from /proc, which the machine's other load disturbs far less).
+// Usage: node bench/yardsticks.ts [--rounds 3 --duration 5 --connections 20 --routes healthz,status,chat,get,capture,checkout,synthesis
+//   --profile (Triad runs under --cpu-prof; its top self-time functions are printed at the end) --smoke]
+import autocannon from 'autocannon'
+import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { parseArgs } from 'node:util'
+import type { Kysely } from 'kysely'
+import { systemClock } from '../src/core/clock.ts'
+import { createDb } from '../src/core/db/create-db.ts'
+import { createIdGenerator } from '../src/core/ids.ts'
+import { cardExpiry, recordTransaction } from '../src/services/payments/modules/transactions/index.ts'
+import type { PaymentsTables } from '../src/services/payments/tables.ts'
+import { basicAuth, cpuMicros, reportRow, type RunningServer, smoke, startBaseline, startTriad, verdict } from './lib.ts'
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '20' },
+    routes: { type: 'string', default: 'healthz,status,chat,get,capture,checkout,synthesis' },
+    profile: { type: 'boolean', default: false },
+    smoke: { type: 'boolean', default: false },
+  },
+})
+const rounds = smoke ? 1 : Number(values.rounds)
+const durationSeconds = smoke ? 1 : Number(values.duration)
+const connections = Number(values.connections)
+const routes = new Set(values.routes.split(','))
+const ids = createIdGenerator(systemClock)
+const work = mkdtempSync(join(tmpdir(), 'triad-yardsticks-'))
+const command = (route: string) => `node bench/yardsticks.ts --routes ${route}`
+
+const EMAIL = 'bench-admin@example.org'
+const PASSWORD = 'bench password 123'
+const CSRF = 'bench-csrf-token'
+const CAPTURE_TARGETS = 200
+const clientHeaders = { 'content-type': 'application/json', 'accept-version': '1' }
+
+interface Figures {
+  requests: number
+  seconds: number
+  p50: number
+  p99: number
+  cpuUs: number
+  errors: number
+}
+
+/** While true, runs are a warm-up (V8 compiles the hot paths): short and not counted. */
+let warmingUp = false
+
+/** One autocannon run against `server`, with the server's CPU per request from /proc. */
+async function load(server: RunningServer, options: Partial<autocannon.Options>, countOf?: () => number): Promise<Figures> {
+  const before = cpuMicros(server.pid)
+  const result = await autocannon({ connections, duration: warmingUp ? 1 : durationSeconds, ...options, url: options.url ?? server.url })
+  const cpu = cpuMicros(server.pid) - before
+  const requests = countOf ? countOf() : result.requests.total
+  return { requests, seconds: durationSeconds, p50: result.latency.p50, p99: result.latency.p99, cpuUs: cpu / Math.max(result.requests.total, 1), errors: result.errors + result.non2xx }
+}
+
+const median = (items: number[]) => [...items].sort((a, b) => a - b)[Math.floor(items.length / 2)] ?? Number.NaN
+const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a')
+
+/** Alternating rounds (who goes first alternates too), then one row. */
+async function compareRoute(route: string, measure: string, target: number, triad: (round: number) => Promise<Figures>, yardstick: (round: number) => Promise<Figures>, unit = 'req/s') {
+  const t: Figures[] = []
+  const y: Figures[] = []
+  // A warm-up of each, not counted (round -1: captures use their own slice of authorizations).
+  warmingUp = true
+  await triad(-1)
+  await yardstick(-1)
+  warmingUp = false
+  measuredFromUs = Math.min(measuredFromUs, monotonicUs())
+  for (let round = 0; round < rounds; round++) {
+    if (round % 2 === 0) {
+      t.push(await triad(round))
+      y.push(await yardstick(round))
+    } else {
+      y.push(await yardstick(round))
+      t.push(await triad(round))
+    }
+    const a = t[round]
+    const b = y[round]
+    console.log(
+      `  ${route} round ${round + 1}: triad ${fixed(a.requests / a.seconds)} ${unit} (p99 ${fixed(a.p99, 1)} ms, CPU ${fixed(a.cpuUs)} µs/req) · yardstick ${fixed(b.requests / b.seconds)} ${unit} (p99 ${fixed(b.p99, 1)} ms, CPU ${fixed(b.cpuUs)} µs/req)`,
+    )
+  }
+  const rate = (items: Figures[]) => items.reduce((sum, item) => sum + item.requests, 0) / items.reduce((sum, item) => sum + item.seconds, 0)
+  const ratio = rate(t) / rate(y)
+  const errors = t.reduce((sum, item) => sum + item.errors, 0) + y.reduce((sum, item) => sum + item.errors, 0)
+  const figure =
+    `${ratio.toFixed(2)} (${fixed(rate(t))} vs ${fixed(rate(y))} ${unit}; p50 ${fixed(median(t.map((f) => f.p50)), 1)}/${fixed(median(y.map((f) => f.p50)), 1)} ms; ` +
+    `p99 ${fixed(median(t.map((f) => f.p99)), 1)}/${fixed(median(y.map((f) => f.p99)), 1)} ms; CPU ${fixed(median(t.map((f) => f.cpuUs)))}/${fixed(median(y.map((f) => f.cpuUs)))} µs/req` +
+    `${errors ? `; ${errors} errors` : ''})`
+  console.log(`${route}: ${figure}`)
+  reportRow({ benchmark: 'yardsticks', measure, target: `≥ ${target}`, figure, met: verdict(ratio >= target && errors === 0), command: command(route) })
+}
+
+// Triad, with every service, on a SQLite file of ours (the yardsticks work on copies of it).
+const triadDb = join(work, 'triad.sqlite')
+const profileDir = join(work, 'profile')
+const triad = await startTriad({
+  DATABASE_URL: `sqlite:${triadDb}`,
+  PAYMENTS_RATE_LIMIT: '0',
+  // The limiter stays on (in memory) so its cost is counted, with a budget the load never reaches.
+  AVATAR_RATE_LIMIT: '100000000/min',
+  AUTHN_ADMIN_EMAIL: EMAIL,
+  AUTHN_ADMIN_PASSWORD: PASSWORD,
+  ...(values.profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
+})
+const yardsticks: RunningServer[] = []
+let copies = 0
+
+/** A consistent copy of Triad's database as it is now, for a yardstick of its own. */
+function copyOfTriadDb(): string {
+  const path = join(work, `copy-${copies++}.sqlite`)
+  const source = new DatabaseSync(triadDb)
+  source.exec(`vacuum into '${path}'`)
+  source.close()
+  return path
+}
+
+async function startYardstick(file: string, settings: object): Promise<RunningServer> {
+  const path = join(work, `${file}.json`)
+  writeFileSync(path, JSON.stringify(settings))
+  const server = await startBaseline(file, { YARDSTICK_CONFIG: path })
+  yardsticks.push(server)
+  return server
+}
+
+async function post(url: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<{ status: number; text: string }> {
+  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) })
+  return { status: response.status, text: await response.text() }
+}
+
+async function seedAuthorizations(merchantId: string, count: number): Promise<string[]> {
+  const database = await createDb(`sqlite:${triadDb}`)
+  try {
+    const made: string[] = []
+    for (let index = 0; index < count; index++) {
+      const row = await recordTransaction(
+        { db: database.db as Kysely<PaymentsTables>, database, ids, clock: systemClock },
+        {
+          merchant: { id: merchantId, test: 1, descriptor: 'BENCH' },
+          amount: 1_000_000_000,
+          currency: 'EUR',
+          card: { ref: null, bin: '411111', last4: '1111', expiry: cardExpiry(2030, 12), scheme: 'visa', codePresent: true },
+          tds: 'full',
+          recurring: false,
+        },
+      )
+      made.push(row.id)
+    }
+    return made
+  } finally {
+    await database.destroy()
+  }
+}
+
+function captureRequests(key: string, targets: string[]): autocannon.Request[] {
+  let next = 0
+  return [
+    {
+      method: 'POST',
+      headers: { authorization: basicAuth(key), 'content-type': 'application/json' },
+      body: '{"amount":1}',
+      setupRequest: (request) => ({ ...request, path: `/transactions/${targets[next++ % targets.length]}/captures` }),
+    },
+  ]
+}
+
+interface Flow {
+  number?: unknown
+  code?: unknown
+  hints?: string[]
+}
+
+/** The five requests of a frictionless test payment, looped per connection; `done` counts stored authorizations. */
+function checkoutRequests(merchantKey: string, done: { count: number }): autocannon.Request[] {
+  const body = (context: Flow, hints: string[]) =>
+    JSON.stringify({
+      integration: { key: merchantKey },
+      amount: { currency: 'EUR', exponent: 2, value: 195 },
+      card: { number: context.number, code: context.code, expiry: { month: 12, year: 2030 } },
+      test: { tds: { challenge: false } },
+      hints,
+    })
+  return [
+    { method: 'POST', path: '/vault', headers: clientHeaders, body: '{"type":"pcn","value":"4111111111111111"}', onResponse: (_s, text, context: Flow) => void (context.number = JSON.parse(text)) },
+    { method: 'POST', path: '/vault', headers: clientHeaders, body: '{"type":"pcsc","value":"123"}', onResponse: (_s, text, context: Flow) => void (context.code = JSON.parse(text)) },
+    { method: 'POST', path: '/payments', headers: clientHeaders, setupRequest: (request, context: Flow) => ({ ...request, body: body(context, []) }) },
+    {
+      method: 'POST',
+      path: '/payments/challenges/tds-fingerprint',
+      headers: clientHeaders,
+      setupRequest: (request, context: Flow) => ({ ...request, body: body(context, []) }),
+      onResponse: (_s, text, context: Flow) => void (context.hints = (JSON.parse(text) as { hints?: string[] }).hints ?? []),
+    },
+    {
+      method: 'POST',
+      path: '/payments',
+      headers: clientHeaders,
+      setupRequest: (request, context: Flow) => ({ ...request, body: body(context, context.hints ?? []) }),
+      onResponse: (status, text) => {
+        if (status === 200 && text.includes('authorizationId')) done.count++
+      },
+    },
+  ]
+}
+
+/** Where a profile's function lives, for a summary by package: a dependency, a part of Triad, Node, or V8 itself. */
+function groupOf(functionName: string, url: string): string {
+  if (!url) return functionName.startsWith('(') ? functionName : '(native code)'
+  const path = url.replace(/^file:\/\//, '')
+  const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)
+  if (dependency) return dependency[1]
+  const own = /\/(src\/[^/]+\/[^/]+)/.exec(path)
+  if (own) return own[1]
+  if (path.startsWith('node:internal/modules') || path.startsWith('node:internal/bootstrap')) return 'node: module loading'
+  return path.startsWith('node:') ? `node: ${path.slice(5).split('/').slice(0, 2).join('/')}` : path
+}
+
+/**
+ * Self time of a V8 .cpuprofile from `fromUs` on (CLOCK_MONOTONIC µs, as process.hrtime: the
+ * measured rounds, not start-up), idle left out: the `top` functions and packages, as shares of
+ * the busy time. Empty when no busy sample is that late (the launcher's profile before its exec).
+ */
+function summariseProfile(path: string, fromUs: number, top = 12): string[] {
+  const profile = JSON.parse(readFileSync(path, 'utf8')) as {
+    nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>
+    startTime: number
+    samples: number[]
+    timeDeltas: number[]
+  }
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const self = new Map<string, number>()
+  const groups = new Map<string, number>()
+  let total = 0
+  let at = profile.startTime
+  profile.samples.forEach((id, index) => {
+    const node = byId.get(id)
+    const delta = profile.timeDeltas[index] ?? 0
+    at += delta
+    // Time spent waiting for work is not cost.
+    if (at < fromUs || !node || node.callFrame.functionName === '(idle)') return
+    total += delta
+    const { functionName, url, lineNumber } = node.callFrame
+    const where = url ? `${url.replace(/^file:\/\/.*?\/(node_modules|src)\//, '$1/')}:${lineNumber + 1}` : ''
+    const name = `${functionName || '(anonymous)'} ${where}`.trim()
+    self.set(name, (self.get(name) ?? 0) + delta)
+    const group = groupOf(functionName, url)
+    groups.set(group, (groups.get(group) ?? 0) + delta)
+  })
+  if (total === 0) return []
+  const share = (entries: Map<string, number>) =>
+    [...entries.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, us]) => `${((100 * us) / total).toFixed(1).padStart(5)} %  ${name}`)
+  return [`busy ${(total / 1e6).toFixed(1)} s CPU in the measured rounds; by package:`, ...share(groups), 'by function (self time):', ...share(self)]
+}
+
+/** When the first measured round began (CLOCK_MONOTONIC µs): profiles are summarised from there. */
+let measuredFromUs = Number.POSITIVE_INFINITY
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n)
+
+try {
+  // Setup over HTTP, as clients do; the answers give the yardsticks Triad's bytes.
+  const login = await fetch(`${triad.url}/api/authn/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `DSPACE-XSRF-COOKIE=${CSRF}`, 'x-xsrf-token': CSRF },
+    body: new URLSearchParams({ user: EMAIL, password: PASSWORD }).toString(),
+  })
+  const authorization = login.headers.get('authorization')
+  if (login.status !== 200 || !authorization) throw new Error(`login failed: ${login.status}`)
+  await login.text()
+  const statusHeaders = { authorization, cookie: `DSPACE-XSRF-COOKIE=${CSRF}` }
+  const statusBody = await (await fetch(`${triad.url}/api/authn/status`, { headers: statusHeaders })).text()
+
+  const chatBody = JSON.stringify({ sessionId: 'bench-session', userText: 'Hello there, how are you today?' })
+  const chatReply = await post(`${triad.url}/v1/chat`, JSON.parse(chatBody))
+
+  const appKey = (JSON.parse((await post(`${triad.url}/apps`, {})).text) as { app: { key: string; id: string } }).app
+  const merchant = (
+    JSON.parse(
+      (
+        await post(
+          `${triad.url}/merchants`,
+          { currency: 'EUR', email: 'bench@example.com', website: 'https://example.com', descriptor: 'BENCH', company: { country: 'DK' }, test: true },
+          { 'content-type': 'application/json', authorization: basicAuth(appKey.key) },
+        )
+      ).text,
+    ) as { merchant: { id: string; key: string } }
+  ).merchant
+  const apps = { [appKey.key]: appKey.id }
+  // Authorizations to capture: one slice per round and a warm-up, the same ids on both sides.
+  const captureIds = await seedAuthorizations(merchant.id, CAPTURE_TARGETS * (rounds + 1))
+  const slice = (index: number) => captureIds.slice(index * CAPTURE_TARGETS, (index + 1) * CAPTURE_TARGETS)
+  // The read: an authorization with one capture on its trail, captured before the copies.
+  const [readId] = await seedAuthorizations(merchant.id, 1)
+  await post(`${triad.url}/transactions/${readId}/captures`, { amount: 100 }, { 'content-type': 'application/json', authorization: basicAuth(appKey.key) })
+  // The fingerprint challenge a first payment is answered with.
+  const vaulted = async (type: string, value: string) => JSON.parse((await post(`${triad.url}/vault`, { type, value }, clientHeaders)).text) as unknown
+  const challenge = await post(
+    `${triad.url}/payments`,
+    {
+      integration: { key: merchant.key },
+      amount: { currency: 'EUR', exponent: 2, value: 195 },
+      card: { number: await vaulted('pcn', '4111111111111111'), code: await vaulted('pcsc', '123'), expiry: { month: 12, year: 2030 } },
+      test: { tds: { challenge: false } },
+      hints: [],
+    },
+    clientHeaders,
+  )
+  if (!challenge.text.includes('tds-fingerprint')) throw new Error(`a first payment was answered ${challenge.status} ${challenge.text}`)
+  const challengeBody = challenge.text
+
+  const cores = cpus().length
+  console.log(
+    `# Same-work yardsticks — ${cores} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}; ${rounds} round(s) × ${durationSeconds} s, ${connections} connections`,
+  )
+
+  if (routes.has('healthz')) {
+    const bare = await startYardstick('baseline.ts', {})
+    await compareRoute(
+      'healthz',
+      'GET /healthz ÷ bare Fastify hello-world (no logger, no hooks)',
+      0.85,
+      () => load(triad, { url: `${triad.url}/healthz` }),
+      () => load(bare, {}),
+    )
+  }
+
+  if (routes.has('status')) {
+    const key = randomBytes(32)
+    const token = authorization.replace(/^Bearer /, '')
+    // Triad's token re-signed with the yardstick's key: same header, same claims, same length.
+    const resigned = await new SignJWT(decodeJwt(token)).setProtectedHeader(decodeProtectedHeader(token) as { alg: string }).sign(key)
+    const yard = await startYardstick('authn-status.ts', { database: copyOfTriadDb(), key: key.toString('hex'), body: statusBody })
+    await compareRoute(
+      'status',
+      'GET /api/authn/status with a valid token ÷ yardstick verifying the JWT (jose) and SELECTing the session on every request, same HAL bytes (Triad caches both up to 1 s)',
+      0.7,
+      () => load(triad, { url: `${triad.url}/api/authn/status`, headers: statusHeaders }),
+      () => load(yard, { url: `${yard.url}/api/authn/status`, headers: { ...statusHeaders, authorization: `Bearer ${resigned}` } }),
+    )
+  }
+
+  if (routes.has('chat')) {
+    const yard = await startYardstick('avatar-chat.ts', { database: copyOfTriadDb(), body: chatReply.text, idleMs: 24 * 3_600_000 })
+    const chat = { method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: chatBody }
+    await compareRoute(
+      'chat',
+      'POST /v1/chat with a session (mock) ÷ yardstick parsing the body and upserting the session + inserting both messages, one COMMIT per request (Triad: group commit), same reply bytes',
+      0.7,
+      () => load(triad, { url: `${triad.url}/v1/chat`, ...chat }),
+      () => load(yard, { url: `${yard.url}/v1/chat`, ...chat }),
+    )
+  }
+
+  // The copies for the payments yardsticks are taken now, before any capture load.
+  const paymentsCopy = routes.has('get') || routes.has('capture') ? copyOfTriadDb() : ''
+  const headers = { authorization: basicAuth(appKey.key) }
+
+  if (routes.has('get')) {
+    const yard = await startYardstick('transaction-get.ts', { database: paymentsCopy, apps })
+    const [ours, theirs] = await Promise.all([triad, yard].map(async (server) => (await fetch(`${server.url}/transactions/${readId}`, { headers })).text()))
+    if (ours !== theirs) throw new Error(`GET /transactions/{id}: the yardstick's bytes differ from Triad's\n${ours}\n${theirs}`)
+    await compareRoute(
+      'get',
+      "GET /transactions/{id} (one capture on its trail) ÷ yardstick running Triad's one SELECT on every request, same bytes (Triad: read cache)",
+      0.7,
+      () => load(triad, { url: `${triad.url}/transactions/${readId}`, headers }),
+      () => load(yard, { url: `${yard.url}/transactions/${readId}`, headers }),
+    )
+  }
+
+  if (routes.has('capture')) {
+    const yard = await startYardstick('capture.ts', { database: paymentsCopy, apps })
+    // A fresh slice of authorizations per round on both sides (slice 0 for the warm-up).
+    await compareRoute(
+      'capture',
+      'POST /transactions/{id}/captures ÷ yardstick running the same SELECT, ledger line, balance shard, trail entry, counters and trail read in one BEGIN IMMEDIATE…COMMIT per request (Triad: group commit), same bytes',
+      0.7,
+      (round) => load(triad, { requests: captureRequests(appKey.key, slice(round + 1)) }),
+      (round) => load(yard, { requests: captureRequests(appKey.key, slice(round + 1)) }),
+    )
+  }
+
+  if (routes.has('checkout')) {
+    const yard = await startYardstick('checkout.ts', { database: copyOfTriadDb(), challengeBody, origin: triad.url })
+    const trips = (server: RunningServer) => async () => {
+      const done = { count: 0 }
+      return load(server, { requests: checkoutRequests(merchant.key, done) }, () => done.count)
+    }
+    await compareRoute(
+      'checkout',
+      "Checkout round trip (Paylike client flow: vault ×2, payment → fingerprint challenge, fingerprint, payment → authorization) ÷ yardstick doing each step's crypto, SELECTs and writes (one COMMIT per payment)",
+      0.6,
+      trips(triad),
+      trips(yard),
+      'round trips/s',
+    )
+  }
+
+  if (routes.has('synthesis')) {
+    const text = 'The avatar speaks without any network at all. It turns your words into sound on this machine, sentence by sentence, and streams the audio back.'
+    const synthesize = async () => {
+      const response = await fetch(`${triad.url}/v1/tts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, format: 'mp3' }) })
+      if (!response.ok) throw new Error(`POST /v1/tts answered ${response.status}`)
+      await response.arrayBuffer()
+    }
+    await Promise.all(Array.from({ length: smoke ? 2 : 4 }, synthesize)) // workers start, WebAssembly compiles
+    const one: number[] = []
+    const eight: number[] = []
+    measuredFromUs = Math.min(measuredFromUs, monotonicUs())
+    for (let round = 0; round < rounds; round++) {
+      for (let index = 0; index < (smoke ? 1 : 3); index++) {
+        const started = performance.now()
+        await synthesize()
+        one.push(performance.now() - started)
+      }
+      const started = performance.now()
+      await Promise.all(Array.from({ length: 8 }, synthesize))
+      eight.push(performance.now() - started)
+    }
+    const single = 1000 / median(one)
+    const parallel = (8 * 1000) / median(eight)
+    const efficiency = parallel / (single * Math.min(8, cores))
+    const figure = `${efficiency.toFixed(2)} (one at a time ${single.toFixed(2)}/s, 8 at once ${parallel.toFixed(2)}/s, ${cores} cores)`
+    console.log(`synthesis: ${figure}`)
+    reportRow({
+      benchmark: 'yardsticks',
+      measure: '8 local syntheses at once (POST /v1/tts, 140-char English, MP3): scaling efficiency = throughput(8) ÷ (throughput(1) × min(8, cores))',
+      target: '≥ 0.8',
+      figure,
+      met: verdict(efficiency >= 0.8),
+      command: command('synthesis'),
+    })
+  }
+} finally {
+  await Promise.all([triad.stop(), ...yardsticks.map((server) => server.stop())])
+}
+
+if (values.profile) {
+  for (const file of readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile'))) {
+    const lines = summariseProfile(join(profileDir, file), measuredFromUs)
+    if (lines.length === 0) continue
+    console.log(`\nTriad under load, where the CPU goes (${join(profileDir, file)}):`)
+    for (const line of lines) console.log(`  ${line}`)
+  }
+}
