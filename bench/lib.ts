@@ -72,7 +72,7 @@ export async function startBaseline(server = 'baseline.ts'): Promise<RunningServ
   return { url, pid: child.pid ?? 0, stop: stopper(child) }
 }
 
-async function waitUntilHealthy(url: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
+async function waitUntilHealthy(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`triad exited with code ${child.exitCode}`)
@@ -81,6 +81,7 @@ async function waitUntilHealthy(url: string, child: ChildProcess, timeoutMs = 30
     } catch {}
     await sleep(100)
   }
+  child.kill('SIGKILL')
   throw new Error('triad did not become healthy')
 }
 
