@@ -271,7 +271,6 @@ async function drive(d: Deployment, route: Route, seconds = durationSeconds): Pr
   }
 }
 
-const mean = (items: number[]) => items.reduce((a, b) => a + b, 0) / Math.max(items.length, 1)
 const median = (items: number[]) => [...items].sort((a, b) => a - b)[Math.floor(items.length / 2)] ?? Number.NaN
 
 async function growth(engine: DialectName): Promise<string[]> {
@@ -301,13 +300,15 @@ async function growth(engine: DialectName): Promise<string[]> {
     const small = deployments[0]
     const large = deployments.at(-1) ?? small
     console.log(`\n${engine}: ${rounds} rounds × ${durationSeconds} s per size and route, ${connections} connections; sizes alternate within each round`)
-    lines.push(`| route | size | req/s | p50 ms | p99 ms | CPU µs/req | ${fmtSize(large.size)} / ${fmtSize(small.size)} |`, '|---|---|---|---|---|---|---|')
+    lines.push(`| route | size | req/s (median round) | p50 ms | p99 ms | CPU µs/req | ${fmtSize(large.size)} / ${fmtSize(small.size)} | req/s of each round |`, '|---|---|---|---|---|---|---|---|')
     for (const route of routes) {
       const figures = deployments.map((d) => {
         const list = samples.get(key(route, d)) ?? []
         return {
           size: d.size,
-          rps: mean(list.map((s) => s.requestsPerSecond)),
+          // The median round: one round caught by a burst of the machine's other load moves a mean.
+          rps: median(list.map((s) => s.requestsPerSecond)),
+          rounds: list.map((s) => s.requestsPerSecond.toFixed(0)).join(' '),
           p50: median(list.map((s) => s.p50)),
           p99: median(list.map((s) => s.p99)),
           cpu: median(list.map((s) => s.cpuUs)),
@@ -320,7 +321,7 @@ async function growth(engine: DialectName): Promise<string[]> {
       for (const f of figures) {
         const cell = f === last && figures.length > 1 ? `**${ratio.toFixed(2)}×** (CPU ${(last.cpu / first.cpu).toFixed(2)}×)` : ''
         lines.push(
-          `| ${f === first ? route.name : ''} | ${fmtSize(f.size)} | ${f.rps.toFixed(0)} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${f.cpu.toFixed(0)} | ${cell}${f.bad ? ` ⚠ ${f.bad} errors/non-2xx` : ''} |`,
+          `| ${f === first ? route.name : ''} | ${fmtSize(f.size)} | ${f.rps.toFixed(0)} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${f.cpu.toFixed(0)} | ${cell}${f.bad ? ` ⚠ ${f.bad} errors/non-2xx` : ''} | ${f.rounds} |`,
         )
       }
       reportRow({
