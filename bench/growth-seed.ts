@@ -4,27 +4,46 @@
 // rows take seconds on SQLite and a few minutes on PostgreSQL, where one by one through the
 // services would take hours.
 import { randomBytes } from 'node:crypto'
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+import type { DialectName } from '../src/core/db/create-db.ts'
 import { createIdGenerator } from '../src/core/ids.ts'
 import { rateOf } from '../src/services/payments/money/fx.ts'
 import type { LineRow, PaymentsTables, TrailRow, TransactionRow } from '../src/services/payments/tables.ts'
 import type { ChatTables } from '../src/services/avatar/modules/sessions/sessions.table.ts'
 
-/** Most bound parameters per statement, under both engines' limits (SQLite 32 766, PostgreSQL 65 535). */
+/** Most bound parameters per statement, under SQLite's limit (32 766). */
 const MAX_PARAMETERS = 30_000
+/** Rows per statement on PostgreSQL, where each column is one array parameter. */
+const PG_BATCH = 10_000
 
-/** Inserts rows produced by `make(index)` for index 0 … count-1, as many per statement as the engine takes. */
+/**
+ * Inserts rows produced by `make(index)` for index 0 … count-1. SQLite: multi-row VALUES, as
+ * many rows per statement as its parameter limit allows. PostgreSQL: one array per column,
+ * spread back into rows by `unnest` (parsing a VALUES list of 30 000 parameters cost PostgreSQL
+ * ten times as long as the insert itself). A column that is null in every row of a batch is
+ * left to its default, null.
+ */
 async function insertMany<DB, T extends keyof DB & string>(
   db: Kysely<DB>,
+  dialect: DialectName,
   table: T,
   count: number,
   columns: number,
   make: (index: number) => DB[T],
 ): Promise<void> {
-  const batch = Math.max(1, Math.floor(MAX_PARAMETERS / columns))
+  const batch = dialect === 'postgres' ? PG_BATCH : Math.max(1, Math.floor(MAX_PARAMETERS / columns))
   for (let start = 0; start < count; start += batch) {
     const rows: DB[T][] = []
     for (let index = start; index < Math.min(count, start + batch); index++) rows.push(make(index))
+    if (dialect === 'postgres') {
+      const names = Object.keys(rows[0] as object)
+      const arrays = names.map((name) => rows.map((row) => (row as Record<string, unknown>)[name] ?? null))
+      const used = names.map((name, index) => ({ name, values: arrays[index] })).filter((column) => column.values.some((value) => value !== null))
+      const arrayType = (values: unknown[]) => (typeof values.find((value) => value !== null) === 'number' ? 'int8[]' : 'text[]')
+      await sql`insert into ${sql.table(table)} (${sql.join(used.map((column) => sql.ref(column.name)))})
+        select * from unnest(${sql.join(used.map((column) => sql`${column.values}::${sql.raw(arrayType(column.values))}`))})`.execute(db)
+      continue
+    }
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's insert typing cannot follow a generic table.
     await (db as Kysely<any>).insertInto(table).values(rows).execute()
   }
@@ -55,6 +74,7 @@ export interface PaymentsSeed {
  */
 export async function seedPayments(
   db: Kysely<PaymentsTables>,
+  dialect: DialectName,
   options: { count: number; merchantIds: [string, string]; probes: number },
 ): Promise<PaymentsSeed> {
   const { count, merchantIds } = options
@@ -103,7 +123,7 @@ export async function seedPayments(
       source_transaction_id: null,
     }
   }
-  await insertMany(db, 'payments_transactions', count, 25, (index) => transactions[index])
+  await insertMany(db, dialect, 'payments_transactions', count, 25, (index) => transactions[index])
 
   const capturedIndexes = transactions.map((_, index) => index).filter(captured)
   const lines: LineRow[] = []
@@ -147,8 +167,8 @@ export async function seedPayments(
     })
     balances.set(row.merchant_id, (balances.get(row.merchant_id) ?? 0) + balance)
   }
-  await insertMany(db, 'payments_lines', lines.length, 11, (index) => lines[index])
-  await insertMany(db, 'payments_trail', trail.length, 12, (index) => trail[index])
+  await insertMany(db, dialect, 'payments_lines', lines.length, 11, (index) => lines[index])
+  await insertMany(db, dialect, 'payments_trail', trail.length, 12, (index) => trail[index])
   for (const [merchantId, balance] of balances) {
     await db
       .insertInto('payments_balance_shards')
@@ -189,6 +209,7 @@ export interface AvatarSeed {
  */
 export async function seedAvatar(
   db: Kysely<ChatTables>,
+  dialect: DialectName,
   options: { messages: number; sessions: number; probes: number; historyLength: number },
 ): Promise<AvatarSeed> {
   const { messages, sessions, probes, historyLength } = options
@@ -208,7 +229,7 @@ export async function seedAvatar(
     else counts.push(Math.max(1, Math.floor(rest / others) + (rank++ < rest % others ? 1 : 0)))
   }
   const created = (index: number) => new Date(start + index * step)
-  await insertMany(db, 'avatar_sessions', sessions, 4, (index) => ({
+  await insertMany(db, dialect, 'avatar_sessions', sessions, 4, (index) => ({
     id: id(index),
     created_at: created(index).toISOString(),
     last_active_at: new Date(created(index).getTime() + DAY_MS / 2 + (counts[index] - 1) * 30_000).toISOString(),
@@ -222,7 +243,7 @@ export async function seedAvatar(
     total += count
   }
   let session = 0
-  await insertMany(db, 'avatar_messages', total, 7, (index) => {
+  await insertMany(db, dialect, 'avatar_messages', total, 7, (index) => {
     while (session + 1 < sessions && offsets[session + 1] <= index) session++
     while (session > 0 && offsets[session] > index) session--
     const seq = index - offsets[session] + 1

@@ -167,8 +167,8 @@ async function deploy(engine: DialectName, size: number): Promise<Deployment> {
   let avatar: AvatarSeed
   let bytes: Deployment['bytes']
   try {
-    payments = await seedPayments(seeder.db as Kysely<PaymentsTables>, { count: size, merchantIds, probes: PROBES })
-    avatar = await seedAvatar(seeder.db as Kysely<ChatTables>, {
+    payments = await seedPayments(seeder.db as Kysely<PaymentsTables>, engine, { count: size, merchantIds, probes: PROBES })
+    avatar = await seedAvatar(seeder.db as Kysely<ChatTables>, engine, {
       messages: size,
       sessions: Math.min(10_000, Math.floor(size / 2)),
       probes: Math.min(50, Math.floor(size / 40)) || 1,
