@@ -101,6 +101,7 @@ async function waitUntilHealthy(url: string, child: ChildProcess, timeoutMs = 12
     } catch {}
     await sleep(100)
   }
+  child.kill('SIGKILL')
   throw new Error('triad did not become healthy')
 }
 

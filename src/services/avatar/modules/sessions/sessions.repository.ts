@@ -115,7 +115,9 @@ async function listActiveSessions(
   let query = db.selectFrom('avatar_sessions').select(['id', 'created_at', 'last_active_at', 'message_count']).where('last_active_at', '>=', options.cutoff)
   const before = options.before
   if (before) {
-    query = query.where((eb) => eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]))
+    // A row-value comparison, not `a < x or (a = x and b < y)`: both engines seek the index
+    // straight to the cursor with it, where the OR form made them walk the index from the top.
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)))
   }
   query = query.orderBy('created_at', 'desc').orderBy('id', 'desc')
   if (options.limit !== undefined) query = query.limit(options.limit)
