@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely'
 import { createIdGenerator } from '../../../src/core/ids.ts'
 import type { PaymentsExtra } from '../../../src/services/payments/app.ts'
 import { cardExpiry, recordTransaction } from '../../../src/services/payments/modules/transactions/index.ts'
+import { createEventRecorder } from '../../../src/services/payments/modules/webhooks/index.ts'
 import type { PaymentsTables } from '../../../src/services/payments/tables.ts'
 import { buildTestApp, type Cleanup, type TestApp } from '../../helpers/build-app.ts'
 
@@ -84,8 +85,9 @@ export async function authorize(
 ): Promise<string> {
   const merchant = await test.db.selectFrom('payments_merchants').select(['id', 'test', 'descriptor']).where('id', '=', merchantId).executeTakeFirstOrThrow()
   const expiry = options.expiry ?? { year: 2030, month: 8 }
+  const ids = createIdGenerator(test.clock)
   const row = await recordTransaction(
-    { db: test.db, database: test.database, ids: createIdGenerator(test.clock), clock: test.clock },
+    { db: test.db, database: test.database, ids, clock: test.clock, events: createEventRecorder({ ids, clock: test.clock }) },
     {
       merchant,
       amount: options.amount ?? 300,
