@@ -15,11 +15,18 @@ export interface PaymentsTestApp extends TestApp {
 /** A Triad app serving payments only, on a fresh database with a manual clock. */
 export async function paymentsApp(
   t: Cleanup,
-  options: { env?: Record<string, string>; deps?: Partial<PaymentsExtra>; database?: TestApp['database']; secretStore?: TestApp['secretStore'] } = {},
+  options: {
+    env?: Record<string, string>
+    deps?: Partial<PaymentsExtra>
+    database?: TestApp['database']
+    secretStore?: TestApp['secretStore']
+    clock?: TestApp['clock']
+  } = {},
 ): Promise<PaymentsTestApp> {
   const built = await buildTestApp(t, {
     services: ['payments'],
     env: options.env,
+    clock: options.clock,
     database: options.database,
     secretStore: options.secretStore,
     deps: { payments: options.deps },

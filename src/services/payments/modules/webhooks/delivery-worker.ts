@@ -12,7 +12,7 @@ import { eventBody, signatureHeader } from './webhooks.signing.ts'
 
 /** Deliveries claimed (and sent concurrently) per round. */
 const BATCH = 10
-/** Rounds one wake-up runs at most while full batches keep coming, before yielding to the poll. */
+/** Rounds one wake-up runs at most while deliveries keep coming due, before yielding to the poll. */
 const MAX_ROUNDS = 20
 /** The first retry comes after about a minute; each failure doubles it, up to six hours. */
 const FIRST_RETRY_MS = 60_000
@@ -86,7 +86,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
         do {
           wanted = false
           for (let round = 0; round < MAX_ROUNDS && running; round++) {
-            if ((await runRound()) < BATCH) break
+            // Events of one subject go one per round (the next waits for the one before), so
+            // rounds continue while any delivery was due.
+            if ((await runRound()) === 0) break
           }
         } while (wanted && running)
       } catch (error) {

@@ -3,7 +3,6 @@ import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { PaymentsContext } from '../../context.ts'
 import type { DeliveryAttemptsTable, EventDeliveriesTable, EventsTable } from '../../tables.ts'
-import type { MerchantsService } from '../merchants/index.ts'
 import type { SecretBox } from './webhooks.keys.ts'
 import { newSigningSecret } from './webhooks.keys.ts'
 import { subscribes } from './event-recorder.ts'
@@ -83,7 +82,8 @@ function checkWebhookUrl(text: string, options: { testMerchant: boolean; allowHt
 
 export interface WebhooksDeps {
   ctx: PaymentsContext
-  merchants: MerchantsService
+  /** The merchants module's access check (an operator's CLI passes one without membership). */
+  merchants: { requireMerchant(appId: string, merchantId: string): Promise<{ test: number }> }
   secrets: SecretBox
   /** Told when a resend made deliveries due now (the local worker looks soon). */
   scheduled?: () => void
