@@ -73,6 +73,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('error', 'text')
     .execute()
   await db.schema.createIndex('payments_delivery_attempts_event').on('payments_delivery_attempts').columns(['event_id', 'id']).execute()
+  await db.schema.createIndex('payments_delivery_attempts_endpoint').on('payments_delivery_attempts').columns(['endpoint_id', 'succeeded', 'started']).execute()
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see up().

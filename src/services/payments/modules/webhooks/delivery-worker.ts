@@ -163,13 +163,16 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       }
       const error = outcome.error ?? 'failed'
       const next = now.getTime() + retryDelayMs(attempts, random)
-      const kept =
-        next - new Date(delivery.created).getTime() > config.retryWindowMs
-          ? await repo.markFailed(trx, fenced, attempts, nowIso, `gave up after ${attempts} attempts; last: ${error}`)
-          : await repo.markRetry(trx, fenced, attempts, new Date(next).toISOString(), error)
+      const givenUp = next - new Date(delivery.created).getTime() > config.retryWindowMs
+      const kept = givenUp
+        ? await repo.markFailed(trx, fenced, attempts, nowIso, `gave up after ${attempts} attempts; last: ${error}`)
+        : await repo.markRetry(trx, fenced, attempts, new Date(next).toISOString(), error)
       if (!kept) log.warn({ delivery: delivery.id }, 'webhook delivery was taken over by another worker while this one sent it')
       const failingSince = await repo.markEndpointFailing(trx, delivery.endpoint_id, nowIso)
-      if (now.getTime() - new Date(failingSince).getTime() >= config.retryWindowMs) {
+      // Disabled once it has failed for the whole retry window: every attempt for that long
+      // (a busy endpoint), or every attempt of a delivery that was just given up (a quiet one).
+      const failingLong = now.getTime() - new Date(failingSince).getTime() >= config.retryWindowMs
+      if (failingLong || (givenUp && kept && !(await repo.succeededSince(trx, delivery.endpoint_id, delivery.created)))) {
         const reason = `every delivery since ${failingSince} failed (last: ${error})`
         if (await repo.disableEndpoint(trx, delivery.endpoint_id, reason, nowIso)) log.warn({ endpoint: delivery.endpoint_id, reason }, 'webhook endpoint disabled')
       }

@@ -237,6 +237,19 @@ export async function markEndpointFailing(db: PaymentsDb, endpointId: string, no
   return row?.failing_since ?? now
 }
 
+/** Whether any attempt to the endpoint succeeded since `since`. */
+export async function succeededSince(db: PaymentsDb, endpointId: string, since: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('payments_delivery_attempts')
+    .select('id')
+    .where('endpoint_id', '=', endpointId)
+    .where('succeeded', '=', 1)
+    .where('started', '>=', since)
+    .limit(1)
+    .executeTakeFirst()
+  return row !== undefined
+}
+
 /** Disables an enabled endpoint with its reason and ends its pending deliveries as failed. */
 export async function disableEndpoint(db: PaymentsDb, endpointId: string, reason: string, now: string): Promise<boolean> {
   const result = await db
