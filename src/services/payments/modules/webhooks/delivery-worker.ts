@@ -62,7 +62,9 @@ interface Outcome {
 export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   const { database, clock, config, log } = deps
   const random = deps.random ?? Math.random
-  const leaseMs = config.timeoutMs + 30_000
+  // Long enough to send (bounded by the timeout) and record the outcome; short enough that a
+  // delivery whose instance died is taken up again soon.
+  const leaseMs = 2 * config.timeoutMs + 5_000
   let running = false
   let timer: SchedulerHandle | undefined
   let busy: Promise<void> | undefined
