@@ -7,6 +7,9 @@ export interface Received {
   headers: IncomingHttpHeaders
   body: string
   event: { id: string; type: string; created: string; data: Record<string, unknown> }
+  /** performance.now() when the request arrived, and when it was answered. */
+  arrived: number
+  answered?: number
 }
 
 /** What the receiver does with a request: answer a status, or hold it (never answer) until released. */
@@ -27,7 +30,8 @@ export async function startReceiver(t: Cleanup, options: { delayMs?: number } = 
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8')
-      received.push({ headers: request.headers, body, event: JSON.parse(body) as Received['event'] })
+      const item: Received = { headers: request.headers, body, event: JSON.parse(body) as Received['event'], arrived: performance.now() }
+      received.push(item)
       for (const waiter of waiters.filter((item) => received.length >= item.count)) {
         waiters.splice(waiters.indexOf(waiter), 1)
         waiter.resolve()
@@ -37,7 +41,10 @@ export async function startReceiver(t: Cleanup, options: { delayMs?: number } = 
         held.add(response)
         return
       }
-      const answer = () => response.writeHead(behaviour, { 'content-type': 'text/plain' }).end(behaviour < 300 ? 'ok' : 'no')
+      const answer = () => {
+        item.answered = performance.now()
+        response.writeHead(behaviour, { 'content-type': 'text/plain' }).end(behaviour < 300 ? 'ok' : 'no')
+      }
       if (options.delayMs) setTimeout(answer, options.delayMs)
       else answer()
     })

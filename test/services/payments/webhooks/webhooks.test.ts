@@ -56,7 +56,7 @@ const nowSeconds = (clock: ManualClock) => Math.floor(clock.now().getTime() / 10
 
 test('the events of a transaction reach the endpoint in order, signed, carrying the transaction as the API returns it', async (t) => {
   const fixture = await hooksFixture(t)
-  const receiver = await startReceiver(t)
+  const receiver = await startReceiver(t, { delayMs: 20 })
   const hook = await register(fixture, receiver.url)
   assert.match(hook.secret, /^whsec_[A-Za-z0-9_-]{43}$/)
 
@@ -70,6 +70,10 @@ test('the events of a transaction reach the endpoint in order, signed, carrying 
     receiver.received.map((item) => item.event.data.capturedAmount),
     [0, 300, 500, 500, 500],
   )
+  // One at a time: each event was sent only after the one before it was answered.
+  for (let index = 1; index < receiver.received.length; index++) {
+    assert.ok(receiver.received[index].arrived >= (receiver.received[index - 1].answered ?? Infinity), `event ${index} was sent before ${index - 1} was answered`)
+  }
   const final = (await fixture.call('GET', `/transactions/${id}`)).json().transaction
   assert.deepEqual(receiver.received.at(-1)?.event.data, final)
 
