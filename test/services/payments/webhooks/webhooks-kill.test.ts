@@ -16,7 +16,8 @@ import { startReceiver } from './receiver.ts'
 
 // Real processes on one SQLite file: the first is killed (SIGKILL) while it sends an event; the
 // outbox row and its delivery survive, and a new process sends the event once the lease is over.
-test('nothing is lost when the sending process is killed: a new process sends the event, same id', async (t) => {
+// Two process starts: on a machine busy with the rest of the suite each can take a minute.
+test('nothing is lost when the sending process is killed: a new process sends the event, same id', { timeout: 300_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'triad-webhooks-'))
   const env = {
     DATABASE_URL: `sqlite:${join(dir, 'triad.sqlite')}`,
