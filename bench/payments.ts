@@ -22,6 +22,7 @@ import { migrateToLatest } from '../src/core/db/migrator.ts'
 import { createIdGenerator } from '../src/core/ids.ts'
 import { migrations } from '../src/services/payments/migrations/index.ts'
 import { cardExpiry, recordTransaction } from '../src/services/payments/modules/transactions/index.ts'
+import { createEventRecorder } from '../src/services/payments/modules/webhooks/index.ts'
 import type { PaymentsTables } from '../src/services/payments/tables.ts'
 import { compare, measure, printComparison, reportRow, smoke, startBaseline, startTriad, toMeasurement, basicAuth } from './lib.ts'
 
@@ -40,6 +41,7 @@ const durationSeconds = smoke ? 1 : Number(values.duration)
 const connections = Number(values.connections)
 const transactionCount = smoke ? 50 : Number(values.transactions)
 const ids = createIdGenerator(systemClock)
+const events = createEventRecorder({ ids, clock: systemClock })
 
 /** The pid of our child process listening on `port` (its socket's inode in /proc/net/tcp, then /proc/<pid>/fd). */
 function pidListeningOn(port: number): number {
@@ -103,7 +105,7 @@ async function seed(url: string, db: Kysely<PaymentsTables>, dialect: DialectNam
   const transactionIds: string[] = []
   for (let index = 0; index < count; index++) {
     const row = await recordTransaction(
-      { db, database: { dialect }, ids, clock: systemClock },
+      { db, database: { dialect }, ids, clock: systemClock, events },
       {
         merchant: { id: merchant.id, test: 1, descriptor: merchant.descriptor },
         amount: 1_000_000_000,
@@ -123,7 +125,7 @@ async function seedMore(db: Kysely<PaymentsTables>, existingId: string, count: n
   const transactionIds: string[] = []
   for (let index = 0; index < count; index++) {
     const row = await recordTransaction(
-      { db, database: { dialect: 'sqlite' }, ids, clock: systemClock },
+      { db, database: { dialect: 'sqlite' }, ids, clock: systemClock, events },
       {
         merchant: { id: merchant_id, test: 1, descriptor: 'BENCH' },
         amount,
@@ -205,7 +207,7 @@ async function rawSqliteLoop(seconds: number): Promise<{ perSecond: number; cpuP
   const transactionIds: string[] = []
   for (let index = 0; index < transactionCount; index++) {
     const row = await recordTransaction(
-      { db, database: { dialect: 'sqlite' }, ids, clock: systemClock },
+      { db, database: { dialect: 'sqlite' }, ids, clock: systemClock, events },
       {
         merchant: { id: 'm', test: 1, descriptor: 'd' },
         amount: 1_000_000_000,

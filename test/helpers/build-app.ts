@@ -4,6 +4,7 @@ import { sql } from 'kysely'
 import { type AppDeps, buildApp } from '../../src/app.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
 import { createManualClock, type ManualClock } from '../../src/core/clock.ts'
+import { createManualScheduler } from '../../src/core/scheduler.ts'
 import type { ServiceName } from '../../src/core/config/core-config.ts'
 import { createDb, type Database } from '../../src/core/db/create-db.ts'
 import { createLifecycle, type Lifecycle } from '../../src/core/http/lifecycle.ts'
@@ -109,7 +110,10 @@ export async function buildTestApp(t: Cleanup, options: TestAppOptions = {}): Pr
   const clock = options.clock ?? createManualClock()
   const secretStore = options.secretStore ?? secretStoreOf(database)
   const secrets = createSecrets(secretStore, clock)
-  const app = await buildApp(config, { database, clock, ids: createIdGenerator(clock), secrets, services: options.deps, logStream: options.logStream, lifecycle: options.lifecycle })
+  // Background work waits for the test: the payments webhook worker runs only when a test runs
+  // its scheduler (a worker polling on its own would race the end-of-test schema drop).
+  const services = { ...options.deps, payments: { scheduler: createManualScheduler(clock), ...options.deps?.payments } }
+  const app = await buildApp(config, { database, clock, ids: createIdGenerator(clock), secrets, services, logStream: options.logStream, lifecycle: options.lifecycle })
   t.after(() => app.close())
   return { app, database, clock, config, secrets, secretStore }
 }

@@ -3,7 +3,8 @@ import { createRateLimiter, rateLimitHook } from '../../core/http/rate-limit.ts'
 import { coreError } from '../../core/errors/codes.ts'
 import type { ServiceDefinition } from '../../core/service.ts'
 import { paymentsCommands } from './cli.ts'
-import { createDisputes, createPaymentsContext, createVault, type PaymentsExtra } from './compose.ts'
+import { createDisputes, createPaymentsContext, createVault, createWebhookSecrets, type PaymentsExtra } from './compose.ts'
+import { systemScheduler } from '../../core/scheduler.ts'
 import type { PaymentsConfig } from './config.ts'
 import { authHook, keyFromAuthorization } from './http/auth.ts'
 import { formatPaymentsError } from './http/errors.ts'
@@ -16,6 +17,7 @@ import { hostedPageRoutes } from './modules/hosted-page/index.ts'
 import { createLinesService, linesRoutes } from './modules/ledger/index.ts'
 import { createMerchantsService, merchantsRoutes, PAYMENTS_FORMATS } from './modules/merchants/index.ts'
 import { createTransactionsService, transactionsRoutes } from './modules/transactions/index.ts'
+import { createDeliveryWorker, createWebhooksService, webhooksRoutes } from './modules/webhooks/index.ts'
 import { migrations } from './migrations/index.ts'
 
 /** Re-exported: the tests name the payments extras by this module. */
@@ -42,6 +44,25 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
     const transactions = createTransactionsService(ctx, merchants, vault)
     const lines = createLinesService(ctx, merchants)
     const disputes = createDisputes(ctx, merchants)
+
+    // Webhooks (issue 18): the worker sends the outbox; every instance runs one unless
+    // PAYMENTS_WEBHOOK_DELIVERY=false, and leases keep them from sending the same delivery.
+    const webhookSecrets = await createWebhookSecrets(deps)
+    const worker = createDeliveryWorker({
+      database: ctx.database,
+      clock: ctx.clock,
+      ids: ctx.ids,
+      scheduler: deps.scheduler ?? systemScheduler,
+      secrets: webhookSecrets,
+      config: deps.config.webhooks,
+      log: app.log,
+    })
+    ctx.onEventRecorded(() => worker.nudge())
+    const webhooks = createWebhooksService({ ctx, merchants, secrets: webhookSecrets, scheduled: () => worker.nudge() })
+    if (deps.config.webhooks.delivery) {
+      app.addHook('onReady', async () => worker.start())
+      app.addHook('onClose', async () => worker.stop())
+    }
 
     const rule = deps.config.rateLimit
     if (rule) {
@@ -73,6 +94,7 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
     await app.register(transactionsRoutes(transactions))
     await app.register(linesRoutes(lines))
     await app.register(disputesRoutes(disputes))
+    await app.register(webhooksRoutes(webhooks))
 
     // The customer side (issue 7): the client API (vault, /payments, 3-D Secure frames) in its
     // own scope with Paylike's client wire rules, and the hosted payment page.

@@ -6,6 +6,7 @@ import type { PaymentsConfig } from './config.ts'
 import type { DisputesService } from './modules/disputes/index.ts'
 import { createMerchantsService } from './modules/merchants/index.ts'
 import { vaultCommands } from './vault.cli.ts'
+import { webhookCommands } from './webhooks.cli.ts'
 
 /** Runs `work` with the disputes service; a refused operation (AppError) is a CommandError. */
 function withDisputes<T>(env: ServiceCliEnvironment<PaymentsConfig>, work: (disputes: DisputesService) => Promise<T>): Promise<T> {
@@ -77,11 +78,12 @@ export function paymentsCommands(env: ServiceCliEnvironment<PaymentsConfig>): Co
   }
   return {
     name: 'payments',
-    summary: 'Payments operations: play the card network in test mode (disputes, fraud alerts); rotate the card vault keys.',
+    summary: 'Payments operations: play the card network in test mode (disputes, fraud alerts); rotate the card vault keys; manage webhook endpoints.',
     commands: [
       { name: 'dispute', summary: 'Open and decide disputes.', commands: [open, decide] },
       { name: 'fraud', summary: 'Report fraud alerts.', commands: [report] },
       vaultCommands(env),
+      webhookCommands(env),
     ],
   }
 }

@@ -7,7 +7,9 @@ import type { PaymentsContext } from './context.ts'
 import type { Mailer } from './mail/mailer.port.ts'
 import { createOutboxMailer } from './mail/outbox.mailer.ts'
 import { createSmtpMailer } from './mail/smtp.mailer.ts'
+import type { Scheduler } from '../../core/scheduler.ts'
 import { createDisputesService, type DisputesService } from './modules/disputes/index.ts'
+import { createEventRecorder, createSecretBox, type SecretBox } from './modules/webhooks/index.ts'
 import { FUNDING_CURRENCIES, type MerchantsService } from './modules/merchants/index.ts'
 import { createDisputeMovements } from './modules/transactions/index.ts'
 import { createVaultService, type VaultDb, vaultKeyring, type VaultService } from './modules/vault/index.ts'
@@ -23,6 +25,8 @@ import type { PaymentsTables } from './tables.ts'
 export interface PaymentsExtra {
   mailer: Mailer
   processor: CardProcessor
+  /** Where the webhook worker schedules its rounds (tests use a manual one and run what is due). */
+  scheduler: Scheduler
 }
 
 export type PaymentsDeps = ServiceBase & { config: PaymentsConfig } & Partial<PaymentsExtra>
@@ -42,8 +46,14 @@ export function withPaymentsContext<T>(
   })
 }
 
-/** Builds the shared context: rate table, mailer and acquirer, on the service's database. */
-export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger): PaymentsContext & { close(): void } {
+/** What the context adds for its builder: closing it, and hearing of events recorded (to wake the webhook worker). */
+interface OwnedPaymentsContext extends PaymentsContext {
+  close(): void
+  onEventRecorded(listener: () => void): void
+}
+
+/** Builds the shared context: rate table, mailer, acquirer and event outbox, on the service's database. */
+export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger): OwnedPaymentsContext {
   const db = deps.database.db as Kysely<PaymentsTables>
   const fx = loadFxTable(deps.config.fxRatesPath)
   const missing = FUNDING_CURRENCIES.filter((code) => !fx.rates.has(code))
@@ -68,6 +78,7 @@ export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger
   }
   mailer ??= outbox
   const processor = deps.processor ?? createSandboxProcessor({ db, dialect: deps.database.dialect, clock: deps.clock, fx })
+  let eventRecorded = () => {}
   return {
     database: { db, dialect: deps.database.dialect },
     db,
@@ -78,8 +89,19 @@ export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger
     mailer,
     processor,
     log,
+    events: createEventRecorder({ ids: deps.ids, clock: deps.clock, recorded: () => eventRecorded() }),
     close,
+    onEventRecorded(listener) {
+      eventRecorded = listener
+    },
   }
+}
+
+/** The sealer of webhook signing secrets (PAYMENTS_WEBHOOK_KEY first, then the secrets file), keys read. */
+export async function createWebhookSecrets(deps: Pick<PaymentsDeps, 'secrets' | 'config'>): Promise<SecretBox> {
+  const box = createSecretBox(deps.secrets, deps.config.webhooks.key)
+  await box.init()
+  return box
 }
 
 /** The card vault over the context's database, with the vault keys of `deps.secrets`. */
@@ -95,5 +117,5 @@ export function createVault(ctx: PaymentsContext, deps: Pick<PaymentsDeps, 'secr
 
 /** The disputes service, with the transactions module's port for the money its disputes move. */
 export function createDisputes(ctx: PaymentsContext, merchants: MerchantsService): DisputesService {
-  return createDisputesService({ db: ctx.db, clock: ctx.clock, ids: ctx.ids, merchants, movements: createDisputeMovements(ctx) })
+  return createDisputesService({ db: ctx.db, clock: ctx.clock, ids: ctx.ids, merchants, movements: createDisputeMovements(ctx), events: ctx.events })
 }

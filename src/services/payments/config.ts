@@ -34,6 +34,26 @@ export const paymentsSection = defineSection(
       description:
         'on SQLite, how long GET /transactions/{id} may answer from memory before noticing a write by another process on the same file, e.g. 100ms (0s: it checks on every read; this instance\'s own writes are seen at once)',
     }),
+    PAYMENTS_WEBHOOK_KEY: Env.optionalString(
+      'seals webhook signing secrets: 32 bytes as 64 hexadecimal digits; during a rotation the new key, a comma, then the old one(s) (unset: generated into the secrets file)',
+      { pattern: '^[0-9a-fA-F]{64}(,[0-9a-fA-F]{64})*$' },
+    ),
+    PAYMENTS_WEBHOOK_ALLOW_HTTP: Type.Boolean({
+      default: false,
+      description: '"true" accepts http:// webhook URLs for any host and merchant (development, private networks); otherwise https is required, except http to a loopback host for test merchants',
+    }),
+    PAYMENTS_WEBHOOK_DELIVERY: Type.Boolean({ default: true, description: '"false" stops this instance from sending webhooks (another instance sends them)' }),
+    PAYMENTS_WEBHOOK_TIMEOUT: Type.String({ pattern: DURATION_PATTERN, default: '10s', description: 'how long a webhook delivery waits for the endpoint to answer, e.g. 10s' }),
+    PAYMENTS_WEBHOOK_RETRY_WINDOW: Type.String({
+      pattern: DURATION_PATTERN,
+      default: '3d',
+      description: 'how long a failing webhook delivery is retried (exponential back-off with jitter), and how long an endpoint may fail without a success before it is disabled, e.g. 3d',
+    }),
+    PAYMENTS_WEBHOOK_POLL: Type.String({
+      pattern: DURATION_PATTERN,
+      default: '1s',
+      description: 'how often the webhook worker looks for due deliveries (events recorded by this instance are sent at once), e.g. 1s',
+    }),
     PAYMENTS_PUBLIC_URL: Env.optionalString('the public base URL of the payments service, e.g. https://pay.example.com (unset: taken from each request)', {
       pattern: '^https?://',
     }),
@@ -49,6 +69,14 @@ export const paymentsSection = defineSection(
     idempotencyTtlMs: parseDuration(env.PAYMENTS_IDEMPOTENCY_TTL),
     vaultTokenTtlMs: parseDuration(env.PAYMENTS_VAULT_TOKEN_TTL),
     readCacheMaxLagMs: parseDuration(env.PAYMENTS_READ_CACHE_LAG),
+    webhooks: {
+      key: env.PAYMENTS_WEBHOOK_KEY,
+      allowHttp: env.PAYMENTS_WEBHOOK_ALLOW_HTTP,
+      delivery: env.PAYMENTS_WEBHOOK_DELIVERY,
+      timeoutMs: parseDuration(env.PAYMENTS_WEBHOOK_TIMEOUT),
+      retryWindowMs: parseDuration(env.PAYMENTS_WEBHOOK_RETRY_WINDOW),
+      pollMs: Math.max(1, parseDuration(env.PAYMENTS_WEBHOOK_POLL)),
+    },
     publicUrl: env.PAYMENTS_PUBLIC_URL?.replace(/\/+$/, ''),
   }),
 )

@@ -4,6 +4,7 @@ import type { Clock } from '../../core/clock.ts'
 import type { DialectName } from '../../core/db/create-db.ts'
 import type { IdGenerator } from '../../core/ids.ts'
 import type { PaymentsConfig } from './config.ts'
+import type { EventSink } from './events/event-sink.port.ts'
 import type { Mailer } from './mail/mailer.port.ts'
 import type { FxTable } from './money/fx.ts'
 import type { CardProcessor } from './processors/card-processor.port.ts'
@@ -20,4 +21,6 @@ export interface PaymentsContext {
   mailer: Mailer
   processor: CardProcessor
   log: FastifyBaseLogger
+  /** The outbox: changes record their webhook events here, in their own database transaction. */
+  events: EventSink
 }

@@ -180,6 +180,69 @@ export interface SandboxCardsTable {
   updated: string
 }
 
+type WebhookEndpointStatus = 'enabled' | 'disabled'
+
+export interface WebhookEndpointsTable {
+  id: string
+  merchant_id: string
+  url: string
+  /** JSON array of event types. */
+  events: string
+  description: string | null
+  /** The signing secret, AES-256-GCM sealed under the webhook key (`v2.<kid>.…`), the endpoint id as AAD. */
+  secret_sealed: string
+  created: string
+  status: WebhookEndpointStatus
+  disabled_reason: string | null
+  disabled_at: string | null
+  /** The first failed attempt since the last delivered one; null while healthy. */
+  failing_since: string | null
+  /** Set when the merchant removed it (kept so the events list still names it). */
+  deleted: string | null
+}
+
+export interface EventsTable {
+  id: string
+  merchant_id: string
+  type: string
+  subject_id: string
+  /** 1, 2, … per subject: the order of delivery. */
+  subject_seq: number
+  created: string
+  /** The event's `data`, JSON. */
+  data: string
+}
+
+type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled'
+
+export interface EventDeliveriesTable {
+  id: string
+  event_id: string
+  endpoint_id: string
+  subject_id: string
+  subject_seq: number
+  status: DeliveryStatus
+  attempts: number
+  next_attempt: string
+  lease_until: string | null
+  lease_token: string | null
+  created: string
+  completed: string | null
+  last_error: string | null
+}
+
+export interface DeliveryAttemptsTable {
+  id: string
+  delivery_id: string
+  event_id: string
+  endpoint_id: string
+  started: string
+  latency_ms: number
+  succeeded: number
+  response_status: number | null
+  error: string | null
+}
+
 export interface PaymentsTables {
   payments_apps: AppsTable
   payments_merchants: MerchantsTable
@@ -196,6 +259,10 @@ export interface PaymentsTables {
   payments_frauds: FraudsTable
   payments_idempotency: IdempotencyTable
   payments_sandbox_cards: SandboxCardsTable
+  payments_webhook_endpoints: WebhookEndpointsTable
+  payments_events: EventsTable
+  payments_event_deliveries: EventDeliveriesTable
+  payments_delivery_attempts: DeliveryAttemptsTable
 }
 
 /** The database or an open transaction: repositories take either. */

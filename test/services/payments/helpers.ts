@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely'
 import { createIdGenerator } from '../../../src/core/ids.ts'
 import type { PaymentsExtra } from '../../../src/services/payments/app.ts'
 import { cardExpiry, recordTransaction } from '../../../src/services/payments/modules/transactions/index.ts'
+import { createEventRecorder } from '../../../src/services/payments/modules/webhooks/index.ts'
 import type { PaymentsTables } from '../../../src/services/payments/tables.ts'
 import { buildTestApp, type Cleanup, type TestApp } from '../../helpers/build-app.ts'
 
@@ -14,11 +15,18 @@ export interface PaymentsTestApp extends TestApp {
 /** A Triad app serving payments only, on a fresh database with a manual clock. */
 export async function paymentsApp(
   t: Cleanup,
-  options: { env?: Record<string, string>; deps?: Partial<PaymentsExtra>; database?: TestApp['database']; secretStore?: TestApp['secretStore'] } = {},
+  options: {
+    env?: Record<string, string>
+    deps?: Partial<PaymentsExtra>
+    database?: TestApp['database']
+    secretStore?: TestApp['secretStore']
+    clock?: TestApp['clock']
+  } = {},
 ): Promise<PaymentsTestApp> {
   const built = await buildTestApp(t, {
     services: ['payments'],
     env: options.env,
+    clock: options.clock,
     database: options.database,
     secretStore: options.secretStore,
     deps: { payments: options.deps },
@@ -84,8 +92,9 @@ export async function authorize(
 ): Promise<string> {
   const merchant = await test.db.selectFrom('payments_merchants').select(['id', 'test', 'descriptor']).where('id', '=', merchantId).executeTakeFirstOrThrow()
   const expiry = options.expiry ?? { year: 2030, month: 8 }
+  const ids = createIdGenerator(test.clock)
   const row = await recordTransaction(
-    { db: test.db, database: test.database, ids: createIdGenerator(test.clock), clock: test.clock },
+    { db: test.db, database: test.database, ids, clock: test.clock, events: createEventRecorder({ ids, clock: test.clock }) },
     {
       merchant,
       amount: options.amount ?? 300,

@@ -62,10 +62,10 @@ test('a copy of the database alone, started with a fresh secrets file, decrypts 
   assert.equal((await charge(original.app, { cardId })).statusCode, 201, 'the saved card charges where its key is')
   assert.equal((await statusOf(original.app, admin.token)).body.authenticated, true)
 
-  // No key is in the database: not the vault key, not the signing secret.
+  // No key is in the database: not the vault key, not the signing secret, not the webhook key.
   const document = await original.secretStore.load()
   const secrets = Object.values(document.secrets).flatMap((keys) => keys.map((key) => key.secret))
-  assert.equal(secrets.length, 2)
+  assert.equal(secrets.length, 3)
   const text = await dump(original.database)
   for (const secret of secrets) assert.ok(!text.includes(secret), 'a key found in the database')
 

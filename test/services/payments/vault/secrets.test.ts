@@ -152,17 +152,18 @@ test('a production start without supplied secrets logs one loud warning naming w
   const output = await untilServing(bare)
   const warnings = output.split('\n').filter((line) => line.includes('SECURITY'))
   assert.equal(warnings.length, 1, output)
-  assert.match(warnings[0], /AUTHN_SECRET, PAYMENTS_VAULT_KEY are not supplied.*TRIAD_SECRETS_FILE/)
+  assert.match(warnings[0], /AUTHN_SECRET, PAYMENTS_VAULT_KEY, PAYMENTS_WEBHOOK_KEY are not supplied.*TRIAD_SECRETS_FILE/)
   assert.match(warnings[0], /"level":40|WARN/)
   const file = join(dir, 'data', 'secrets.json')
   assert.equal(statSync(file).mode & 0o777, 0o600)
-  assert.deepEqual(Object.keys(JSON.parse(readFileSync(file, 'utf8')).secrets).sort(), ['authn.jwt', 'payments.vault'])
+  assert.deepEqual(Object.keys(JSON.parse(readFileSync(file, 'utf8')).secrets).sort(), ['authn.jwt', 'payments.vault', 'payments.webhooks'])
 
   const supplied = await startTriadProcess(t, {
     NODE_ENV: 'production',
     TRIAD_SERVICES: 'authn,payments',
     AUTHN_SECRET: 'p'.repeat(40),
     PAYMENTS_VAULT_KEY: 'e6'.repeat(32),
+    PAYMENTS_WEBHOOK_KEY: 'f7'.repeat(32),
   })
   assert.doesNotMatch(await untilServing(supplied), /SECURITY/)
 })

@@ -5,6 +5,7 @@ import type { PaymentsContext } from '../../context.ts'
 import type { DisputesTable, FraudsTable, PaymentsDb } from '../../tables.ts'
 import type { MerchantsService } from '../merchants/index.ts'
 import type { DisputeMovements } from '../transactions/index.ts'
+import type { EventSink } from '../../events/event-sink.port.ts'
 import { disputeErrors } from './disputes.errors.ts'
 import * as repo from './disputes.repository.ts'
 import { DISPUTE_REASONS, type DisputeDto, type DisputeReasonCode, FRAUD_REASONS, type FraudDto } from './disputes.schemas.ts'
@@ -48,6 +49,8 @@ export interface DisputesDeps {
   merchants: MerchantsService
   /** The transactions module's port: every movement of money a dispute makes. */
   movements: DisputeMovements
+  /** The outbox: dispute and fraud-alert events, recorded in the same database transaction. */
+  events: EventSink
 }
 
 export function createDisputesService(deps: DisputesDeps) {
@@ -113,7 +116,9 @@ export function createDisputesService(deps: DisputesDeps) {
         }
         await repo.insertDispute(trx, dispute)
         await movements.opened(trx, locked, dispute)
-        return toDispute(dispute)
+        const dto = toDispute(dispute)
+        await deps.events.record(trx, { type: 'dispute.opened', merchantId: dispute.merchant_id, subjectId: dispute.transaction_id, data: dto })
+        return dto
       })
     },
 
@@ -134,26 +139,33 @@ export function createDisputesService(deps: DisputesDeps) {
         const created = deps.clock.now().toISOString()
         await movements.decided(trx, locked, dispute, outcome, created)
         await repo.setDisputeOutcome(trx, disputeId, outcome, created)
-        return toDispute({ ...dispute, outcome, decided: created })
+        const dto = toDispute({ ...dispute, outcome, decided: created })
+        await deps.events.record(trx, { type: outcome === 'won' ? 'dispute.won' : 'dispute.lost', merchantId: dispute.merchant_id, subjectId: dispute.transaction_id, data: dto })
+        return dto
       })
     },
 
     /** A fraud alert from the card network (in test mode: the operator's CLI). */
     async reportFraud(transactionId: string, reason: number | undefined): Promise<FraudDto> {
       if (reason !== undefined && !(reason in FRAUD_REASONS)) throw fieldError('reason', 'must be 0 to 8')
-      const row = await movements.find(transactionId)
-      if (!row) throw disputeErrors.transactionNotFound()
-      const now = deps.clock.now().toISOString()
-      const fraud: FraudsTable = {
-        id: deps.ids.timeOrdered(),
-        merchant_id: row.merchantId,
-        transaction_id: row.id,
-        created: now,
-        reported: now,
-        reason: reason ?? null,
-      }
-      await repo.insertFraud(db, fraud)
-      return toFraud(fraud)
+      // Under the transaction's lock, like every change of it: its events keep their order.
+      return movements.inTransaction(async (trx) => {
+        const row = await movements.lock(trx, transactionId)
+        if (!row) throw disputeErrors.transactionNotFound()
+        const now = deps.clock.now().toISOString()
+        const fraud: FraudsTable = {
+          id: deps.ids.timeOrdered(),
+          merchant_id: row.merchantId,
+          transaction_id: row.id,
+          created: now,
+          reported: now,
+          reason: reason ?? null,
+        }
+        await repo.insertFraud(trx, fraud)
+        const dto = toFraud(fraud)
+        await deps.events.record(trx, { type: 'fraud_alert.raised', merchantId: fraud.merchant_id, subjectId: fraud.transaction_id, data: dto })
+        return dto
+      })
     },
   }
 }

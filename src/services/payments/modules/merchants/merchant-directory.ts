@@ -1,6 +1,7 @@
 import type { DialectName } from '../../../../core/db/create-db.ts'
 import type { PaymentsDb } from '../../tables.ts'
-import { type ClientMerchant, findMerchantByKey } from './merchants.repository.ts'
+import type { MerchantRow } from '../../tables.ts'
+import { type ClientMerchant, findMerchant, findMerchantByKey } from './merchants.repository.ts'
 
 export type { ClientMerchant }
 
@@ -12,6 +13,8 @@ export type { ClientMerchant }
 export function createMerchantDirectory(database: { db: PaymentsDb; dialect: DialectName }) {
   return {
     byKey: (key: string): Promise<ClientMerchant | undefined> => findMerchantByKey(database.db, database.dialect, key),
+    /** The merchant by id, for operators (the CLI), who are members of none. */
+    byId: (id: string): Promise<MerchantRow | undefined> => findMerchant(database.db, id),
   }
 }
 

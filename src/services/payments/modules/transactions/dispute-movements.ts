@@ -1,6 +1,7 @@
 import type { PaymentsContext } from '../../context.ts'
 import { NO_EFFECT } from '../../money/balance-effect.ts'
-import type { PaymentsDb, TransactionRow } from '../../tables.ts'
+import type { Transaction } from 'kysely'
+import type { PaymentsDb, PaymentsTables, TransactionRow } from '../../tables.ts'
 import { postLine } from '../ledger/index.ts'
 import { disputableOf, disputeLossEffect, type MovementMerchant } from './money-rules.ts'
 import * as repo from './transactions.repository.ts'
@@ -26,7 +27,7 @@ export function createDisputeMovements(ctx: PaymentsContext) {
   const dialect = ctx.database.dialect
   return {
     /** Runs `work` in one database transaction; a conflict that outlived the retries is a 409. */
-    inTransaction: <T>(work: (trx: PaymentsDb) => Promise<T>): Promise<T> => inTransaction(ctx, work),
+    inTransaction: <T>(work: (trx: Transaction<PaymentsTables>) => Promise<T>): Promise<T> => inTransaction(ctx, work),
 
     /** The transaction, locked (PostgreSQL) until the database transaction ends; the order every movement takes. */
     async lock(trx: PaymentsDb, transactionId: string): Promise<LockedTransaction | undefined> {
@@ -66,12 +67,6 @@ export function createDisputeMovements(ctx: PaymentsContext) {
         await repo.writeCounters(trx, dialect, { ...row, lost_amount: row.lost_amount + dispute.amount })
       }
       await repo.insertTrail(trx, dialect, trailRow(ctx.ids, row.id, 'dispute', created, dispute.amount, effect, null, lineId, { id: dispute.id, outcome }))
-    },
-
-    /** Whose transaction this is (a fraud alert names it), or undefined when unknown. */
-    async find(transactionId: string): Promise<{ id: string; merchantId: string } | undefined> {
-      const row = await repo.findTransaction(ctx.db, transactionId)
-      return row ? { id: row.id, merchantId: row.merchant_id } : undefined
     },
   }
 }

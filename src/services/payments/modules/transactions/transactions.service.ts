@@ -15,7 +15,9 @@ import {
   processingErrorBody,
 } from '../../http/errors.ts'
 import type { ProcessorCard } from '../../processors/card-processor.port.ts'
-import type { CardsTable, MerchantRow, PaymentsDb, TrailKind, TrailRow, TransactionRow } from '../../tables.ts'
+import type { Kysely, Transaction } from 'kysely'
+import type { EventSink } from '../../events/event-sink.port.ts'
+import type { CardsTable, MerchantRow, PaymentsDb, PaymentsTables, TrailKind, TrailRow, TransactionRow } from '../../tables.ts'
 import { hasRate } from '../../money/fx.ts'
 import type { BalanceEffect } from '../../money/balance-effect.ts'
 import { NO_EFFECT } from '../../money/balance-effect.ts'
@@ -123,7 +125,7 @@ export interface NewTransaction {
  * part of a larger unit of work.
  */
 export async function recordTransaction(
-  deps: { db: PaymentsDb; database: Pick<Database, 'dialect'>; ids: IdGenerator; clock: Clock },
+  deps: { db: Kysely<PaymentsTables>; database: Pick<Database, 'dialect'>; ids: IdGenerator; clock: Clock; events: EventSink },
   input: NewTransaction,
 ): Promise<TransactionRow> {
   const row: TransactionRow = {
@@ -153,12 +155,19 @@ export async function recordTransaction(
     error: input.error ? JSON.stringify(input.error) : null,
     source_transaction_id: input.sourceTransactionId ?? null,
   }
-  await repo.insertTransaction(deps.db, deps.database.dialect, row)
+  // The row and its events commit together (the outbox): a webhook reports only what was stored.
+  await withTransaction({ db: deps.db, dialect: deps.database.dialect }, async (trx) => {
+    await repo.insertTransaction(trx, deps.database.dialect, row)
+    const data = toTransaction(row, [])
+    const event = { merchantId: row.merchant_id, subjectId: row.id, data }
+    await deps.events.record(trx, { ...event, type: input.error ? 'transaction.declined' : 'transaction.authorized' })
+    if (input.error && input.recurring) await deps.events.record(trx, { ...event, type: 'recurring.charge_failed' })
+  })
   return row
 }
 
 /** Runs a money movement in one database transaction; a conflict that outlived the retries is a 409. */
-export async function inTransaction<T>(ctx: PaymentsContext, work: (trx: PaymentsDb) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(ctx: PaymentsContext, work: (trx: Transaction<PaymentsTables>) => Promise<T>): Promise<T> {
   try {
     return await withTransaction(ctx.database, work)
   } catch (error) {
@@ -168,6 +177,8 @@ export async function inTransaction<T>(ctx: PaymentsContext, work: (trx: Payment
 }
 
 type Movement = 'capture' | 'refund' | 'void'
+
+const MOVEMENT_EVENTS = { capture: 'transaction.captured', refund: 'transaction.refunded', void: 'transaction.voided' } as const
 
 /** What a merchant-initiated charge needs of the card vault (modules/vault). */
 export interface StoredCards {
@@ -245,7 +256,9 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
       else if (kind === 'refund') updated.refunded_amount += input.amount
       else updated.voided_amount += input.amount
       await repo.writeCounters(trx, dialect, updated)
-      return load(trx, updated)
+      const transaction = await load(trx, updated)
+      await ctx.events.record(trx, { type: MOVEMENT_EVENTS[kind], merchantId: row.merchant_id, subjectId: row.id, data: transaction })
+      return transaction
     })
   }
 
