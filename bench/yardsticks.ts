@@ -22,6 +22,7 @@ import { createDb } from '../src/core/db/create-db.ts'
 import { createIdGenerator } from '../src/core/ids.ts'
 import { cardExpiry, recordTransaction } from '../src/services/payments/modules/transactions/index.ts'
 import type { PaymentsTables } from '../src/services/payments/tables.ts'
+import { createEventRecorder } from '../src/services/payments/modules/webhooks/index.ts'
 import { basicAuth, cpuMicros, reportRow, type RunningServer, smoke, startBaseline, startTriad, verdict } from './lib.ts'
 
 const { values } = parseArgs({
@@ -150,7 +151,7 @@ async function seedAuthorizations(merchantId: string, count: number): Promise<st
     const made: string[] = []
     for (let index = 0; index < count; index++) {
       const row = await recordTransaction(
-        { db: database.db as Kysely<PaymentsTables>, database, ids, clock: systemClock },
+        { db: database.db as Kysely<PaymentsTables>, database, ids, clock: systemClock, events: createEventRecorder({ ids, clock: systemClock }) },
         {
           merchant: { id: merchantId, test: 1, descriptor: 'BENCH' },
           amount: 1_000_000_000,
