@@ -8,7 +8,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export interface MetricsRegistry {
   readonly enabled: boolean
   counter<L extends string = never>(spec: MetricSpec<L>): CounterHandle<L>
-  gauge<L extends string = never>(spec: MetricSpec<L> & { collect?: () => Promise<void> | void }): GaugeHandle<L>
+  /** `read`: a gauge without labels whose value is read when Prometheus scrapes. */
+  gauge<L extends string = never>(spec: MetricSpec<L> & { read?: () => number }): GaugeHandle<L>
   histogram<L extends string = never>(spec: MetricSpec<L> & { buckets?: number[] }): HistogramHandle<L>
 }
 
@@ -72,8 +73,22 @@ export function createPrometheusMetrics(): PrometheusMetrics {
     render: () => registry.metrics(),
     counter: <L extends string>(spec: MetricSpec<L>) =>
       new Counter({ name: spec.name, help: spec.help, labelNames: spec.labelNames ?? [], registers: [registry] }) as CounterHandle<L>,
-    gauge: <L extends string>(spec: MetricSpec<L> & { collect?: () => Promise<void> | void }) =>
-      new Gauge({ name: spec.name, help: spec.help, labelNames: spec.labelNames ?? [], registers: [registry], ...(spec.collect ? { collect: spec.collect } : {}) }) as GaugeHandle<L>,
+    gauge: <L extends string>(spec: MetricSpec<L> & { read?: () => number }) => {
+      const read = spec.read
+      return new Gauge({
+        name: spec.name,
+        help: spec.help,
+        labelNames: spec.labelNames ?? [],
+        registers: [registry],
+        ...(read
+          ? {
+              collect() {
+                this.set(read())
+              },
+            }
+          : {}),
+      }) as GaugeHandle<L>
+    },
     histogram: <L extends string>(spec: MetricSpec<L> & { buckets?: number[] }) =>
       new Histogram({ name: spec.name, help: spec.help, labelNames: spec.labelNames ?? [], buckets: spec.buckets ?? LATENCY_BUCKETS, registers: [registry] }) as HistogramHandle<L>,
   }

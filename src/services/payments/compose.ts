@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { createPaymentsMetrics } from './metrics.ts'
 import type { Kysely } from 'kysely'
 import pino from 'pino'
 import type { ServiceBase, ServiceCliEnvironment } from '../../core/service.ts'
@@ -78,6 +79,7 @@ export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger
     mailer,
     processor,
     log,
+    metrics: createPaymentsMetrics(deps.metrics),
     close,
   }
 }

@@ -5,6 +5,7 @@ import type { DialectName } from '../../core/db/create-db.ts'
 import type { IdGenerator } from '../../core/ids.ts'
 import type { PaymentsConfig } from './config.ts'
 import type { Mailer } from './mail/mailer.port.ts'
+import type { PaymentsMetrics } from './metrics.ts'
 import type { FxTable } from './money/fx.ts'
 import type { CardProcessor } from './processors/card-processor.port.ts'
 import type { PaymentsTables } from './tables.ts'
@@ -20,4 +21,5 @@ export interface PaymentsContext {
   mailer: Mailer
   processor: CardProcessor
   log: FastifyBaseLogger
+  metrics: PaymentsMetrics
 }

@@ -1,4 +1,6 @@
 import type { Clock } from '../../../../core/clock.ts'
+import { isAppError } from '../../../../core/errors/app-error.ts'
+import type { Movement, PaymentsMetrics } from '../../metrics.ts'
 import { isRetryableConflict } from '../../../../core/db/errors.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
@@ -123,7 +125,7 @@ export interface NewTransaction {
  * part of a larger unit of work.
  */
 export async function recordTransaction(
-  deps: { db: PaymentsDb; database: Pick<Database, 'dialect'>; ids: IdGenerator; clock: Clock },
+  deps: { db: PaymentsDb; database: Pick<Database, 'dialect'>; ids: IdGenerator; clock: Clock; metrics?: PaymentsMetrics },
   input: NewTransaction,
 ): Promise<TransactionRow> {
   const row: TransactionRow = {
@@ -154,6 +156,7 @@ export async function recordTransaction(
     source_transaction_id: input.sourceTransactionId ?? null,
   }
   await repo.insertTransaction(deps.db, deps.database.dialect, row)
+  deps.metrics?.authorization(input.recurring ? 'recurring' : 'client', input.error ? 'declined' : 'approved')
   return row
 }
 
@@ -167,7 +170,6 @@ export async function inTransaction<T>(ctx: PaymentsContext, work: (trx: Payment
   }
 }
 
-type Movement = 'capture' | 'refund' | 'void'
 
 /** What a merchant-initiated charge needs of the card vault (modules/vault). */
 export interface StoredCards {
@@ -208,6 +210,22 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
    * one database transaction.
    */
   async function move(
+    appId: string,
+    transactionId: string,
+    kind: Movement,
+    input: { amount: number; currency?: string; descriptor?: string },
+  ): Promise<TransactionDto> {
+    try {
+      const moved = await moveInTransaction(appId, transactionId, kind, input)
+      ctx.metrics.movement(kind, 'ok')
+      return moved
+    } catch (error) {
+      ctx.metrics.movement(kind, isAppError(error) ? error.code : 'internal_error')
+      throw error
+    }
+  }
+
+  async function moveInTransaction(
     appId: string,
     transactionId: string,
     kind: Movement,
