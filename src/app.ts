@@ -101,6 +101,17 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   }
 
   const app = await buildServer(serverOptions)
+  if (redis) {
+    // ioredis reconnects by itself and reports each failed attempt as an error event (printed
+    // to the console when nobody listens); readiness and the rate-limit stores say what it
+    // means, so this logs it once a minute at most.
+    let loggedAt = -Infinity
+    redis.on('error', (error: Error) => {
+      if (performance.now() - loggedAt < 60_000) return
+      loggedAt = performance.now()
+      app.log.warn({ err: error }, 'redis unreachable (ioredis keeps reconnecting)')
+    })
+  }
   if (metrics) {
     installMetrics(app, metrics, config.core.metrics)
     installRuntimeMetrics(metrics, { database, redis })

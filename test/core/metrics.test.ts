@@ -66,7 +66,7 @@ describe('metrics', () => {
     const none = await app.inject('/metrics')
     assert.equal(none.statusCode, 401)
     assert.equal(none.json().error.code, 'unauthorized')
-    assert.match(none.headers['www-authenticate'] ?? '', /^Bearer/)
+    assert.match(String(none.headers['www-authenticate']), /^Bearer/)
     const wrong = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}x` } })
     assert.equal(wrong.statusCode, 401)
     const text = await scrapeText(app)
@@ -116,7 +116,7 @@ describe('metrics', () => {
     await app.ready()
     const refused = await fetch(`http://127.0.0.1:${port}/metrics`)
     assert.equal(refused.status, 401)
-    assert.equal((await refused.json()).error.code, 'unauthorized')
+    assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'unauthorized')
     assert.equal((await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).status, 200)
   })
 
