@@ -10,6 +10,7 @@ import { answerWhileMigrating } from './core/http/migrating.ts'
 import { installMetrics } from './core/metrics/http-metrics.ts'
 import { createPrometheusMetrics, noMetrics } from './core/metrics/registry.ts'
 import { installRuntimeMetrics } from './core/metrics/runtime-metrics.ts'
+import { telemetryHooks } from './core/telemetry/hooks.ts'
 import { healthRoutes } from './core/http/health.ts'
 import { createLifecycle, type Lifecycle } from './core/http/lifecycle.ts'
 import { createIdGenerator, type IdGenerator } from './core/ids.ts'
@@ -116,7 +117,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     installMetrics(app, metrics, config.core.metrics)
     installRuntimeMetrics(metrics, { database, redis })
   }
+  telemetryHooks.observeDatabase?.(database)
   app.addHook('onClose', async () => {
+    await telemetryHooks.flush?.()
     redis?.disconnect()
     if (ownsDatabase) await database.destroy()
   })
