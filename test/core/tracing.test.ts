@@ -33,7 +33,7 @@ function traceOf(requestId: string): ReadableSpan[] {
 }
 
 describe('tracing', { concurrency: false }, () => {
-  it('makes one trace per request: the server span, the route's spans and its database statements, found by the request id', async (t) => {
+  it('makes one trace per request: the server span, the route spans and its database statements, found by the request id', async (t) => {
     t.after(() => exporter.reset())
     const fixture = await merchantFixture(t)
     const transactionId = await authorize(fixture, fixture.merchant.id, { amount: 300 })
