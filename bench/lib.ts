@@ -199,3 +199,6 @@ export async function printPostCeiling(baselineUrl: string, body: string, option
 }
 
 export { freePort }
+
+export interface BenchRow { benchmark: string; measure: string; target: string; figure: string; met: boolean | null; command: string }
+export function reportRow(row: BenchRow): void { console.log(`@bench-row ${JSON.stringify(row)}`) }
