@@ -121,8 +121,9 @@ const median = (items: number[]) => {
 }
 
 const off = await startInstance(false)
-const on = await startInstance(true)
+let on: Instance | undefined
 try {
+  on = await startInstance(true)
   console.log(`Metrics overhead: metrics off vs on (METRICS_PORT), ${rounds} round(s) × ${durationSeconds} s per route and side, ${connections} connections, SQLite`)
   for (const route of routes) {
     const offRuns: Array<Measurement & { cpuUs: number }> = []
@@ -157,5 +158,5 @@ try {
   }
 } finally {
   await off.server.stop()
-  await on.server.stop()
+  await on?.server.stop()
 }
