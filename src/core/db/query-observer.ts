@@ -1,5 +1,5 @@
 /** One statement the database ran: for metrics (its latency) and traces (a span for SQLite, which has no instrumentation). */
-export interface ObservedQuery {
+interface ObservedQuery {
   sql: string
   /** `performance.now()` when it started. */
   startedAt: number

@@ -15,7 +15,7 @@ export interface MetricsEndpointOptions {
 }
 
 /** What a route label says when no route matched: one value for every unknown path. */
-export const UNMATCHED_ROUTE = 'unmatched'
+const UNMATCHED_ROUTE = 'unmatched'
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
 

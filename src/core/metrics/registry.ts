@@ -13,7 +13,7 @@ export interface MetricsRegistry {
   histogram<L extends string = never>(spec: MetricSpec<L> & { buckets?: number[] }): HistogramHandle<L>
 }
 
-export interface MetricSpec<L extends string> {
+interface MetricSpec<L extends string> {
   /** snake_case, prefixed by the owner (`triad_authn_…`), ending in the unit (`_seconds`, `_total`). */
   name: string
   help: string
@@ -23,17 +23,17 @@ export interface MetricSpec<L extends string> {
 
 type Labels<L extends string> = [L] extends [never] ? Record<string, never> : Record<L, string>
 
-export interface CounterHandle<L extends string> {
+interface CounterHandle<L extends string> {
   inc(labels?: Labels<L>, value?: number): void
 }
 
-export interface GaugeHandle<L extends string> {
+interface GaugeHandle<L extends string> {
   inc(labels?: Labels<L>, value?: number): void
   dec(labels?: Labels<L>, value?: number): void
   set(labels: Labels<L>, value: number): void
 }
 
-export interface HistogramHandle<L extends string> {
+interface HistogramHandle<L extends string> {
   observe(labels: Labels<L>, value: number): void
 }
 

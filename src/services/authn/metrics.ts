@@ -1,6 +1,6 @@
 import type { MetricsRegistry } from '../../core/metrics/registry.ts'
 
-export type LoginOutcome = 'success' | 'failure' | 'throttled'
+type LoginOutcome = 'success' | 'failure' | 'throttled'
 
 /** What authn records; its domain code calls these, whatever collects them (nothing when metrics are off). */
 export interface AuthnMetrics {

@@ -1,7 +1,7 @@
 import type { MetricsRegistry } from '../../core/metrics/registry.ts'
 
-export type StreamTransport = 'sse' | 'websocket'
-export type SpeechKind = 'tts' | 'asr'
+type StreamTransport = 'sse' | 'websocket'
+type SpeechKind = 'tts' | 'asr'
 
 /** What the avatar records; its domain code calls these (nothing is collected when metrics are off). */
 export interface AvatarMetrics {

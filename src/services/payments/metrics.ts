@@ -1,7 +1,7 @@
 import type { MetricsRegistry } from '../../core/metrics/registry.ts'
 
 export type Movement = 'capture' | 'refund' | 'void'
-export type TdsOutcome = 'approved' | 'rejected' | 'failed' | 'wrong_code'
+type TdsOutcome = 'approved' | 'rejected' | 'failed' | 'wrong_code'
 
 /** What payments records; its domain code calls these (nothing is collected when metrics are off). */
 export interface PaymentsMetrics {
@@ -38,11 +38,4 @@ export function createPaymentsMetrics(registry: MetricsRegistry): PaymentsMetric
     tdsChallenge: (outcome) => challenges.inc({ outcome }),
     idempotencyReplay: () => replays.inc(),
   }
-}
-
-export const noPaymentsMetrics: PaymentsMetrics = {
-  authorization: () => {},
-  movement: () => {},
-  tdsChallenge: () => {},
-  idempotencyReplay: () => {},
 }
