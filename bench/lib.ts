@@ -77,7 +77,7 @@ async function waitUntilHealthy(url: string, child: ChildProcess, timeoutMs = 30
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`triad exited with code ${child.exitCode}`)
     try {
-      if ((await fetch(`${url}/healthz`)).ok) return
+      if ((await fetch(`${url}/readyz`)).ok) return
     } catch {}
     await sleep(100)
   }

@@ -175,7 +175,7 @@ describe('a stop under load loses nothing', () => {
         } catch {}
       })
       const base = `http://127.0.0.1:${port}`
-      for (let attempt = 0; !(await send(base, 'GET', '/healthz')).status; attempt++) {
+      for (let attempt = 0; (await send(base, 'GET', '/readyz')).status !== 200; attempt++) {
         assert.ok(attempt < 300 && npm.exitCode === null, `npm start did not serve: ${output.slice(-500)}`)
         await sleep(100)
       }
