@@ -54,7 +54,7 @@ async function startAvatar(env: Record<string, string>): Promise<RunningServer> 
   for (let i = 0; i < 1200; i++) {
     if (child.exitCode !== null) throw new Error(`triad exited with code ${child.exitCode}`)
     try {
-      if ((await fetch(`${url}/healthz`)).ok) return { url, pid: child.pid ?? 0, stop: stopper(child) }
+      if ((await fetch(`${url}/readyz`)).ok) return { url, pid: child.pid ?? 0, stop: stopper(child) }
     } catch {}
     await sleep(100)
   }

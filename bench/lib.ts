@@ -97,7 +97,7 @@ async function waitUntilHealthy(url: string, child: ChildProcess, timeoutMs = 12
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`triad exited with code ${child.exitCode}`)
     try {
-      if ((await fetch(`${url}/healthz`)).ok) return
+      if ((await fetch(`${url}/readyz`)).ok) return
     } catch {}
     await sleep(100)
   }

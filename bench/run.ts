@@ -56,6 +56,7 @@ const benchmarks: Benchmark[] = [
   { name: 'avatar-speech', file: 'bench/avatar-speech.ts', smokeArgs: ['--smoke'] },
   { name: 'avatar-llm-client', file: 'bench/avatar-llm-client.ts', smokeArgs: ['--smoke'] },
   { name: 'core-utilities', file: 'bench/core-utilities.ts', smokeArgs: ['--smoke'] },
+  { name: 'metrics-overhead', file: 'bench/metrics-overhead.ts', smokeArgs: ['--smoke'] },
   { name: 'growth', file: 'bench/growth.ts', smokeArgs: ['--smoke'] },
   { name: 'scaling', file: 'bench/scaling.ts', smokeArgs: ['--smoke'] },
   { name: 'peer', file: 'bench/peer/run.ts', smokeArgs: ['--quick'], unavailable: peerUnavailable },

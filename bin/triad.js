@@ -49,6 +49,14 @@ if (major < 24) {
   process.on('warning', (warning) => {
     if (warning.name !== 'ExperimentalWarning') console.warn(warning)
   })
+  // Tracing patches fastify, pg, ioredis and node:http as they load, so it starts before any of
+  // them; without an OTLP endpoint nothing of OpenTelemetry is loaded. See docs/operations.md.
+  if ((process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && process.env.OTEL_SDK_DISABLED !== 'true') {
+    const { register } = await import('node:module')
+    register('@opentelemetry/instrumentation/hook.mjs', import.meta.url)
+    const { startTracing } = await import('../src/core/telemetry/tracing.ts')
+    startTracing()
+  }
   const { main } = await import('../src/main.ts')
   process.exitCode = await main(process.argv.slice(2))
 }

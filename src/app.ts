@@ -5,7 +5,12 @@ import { type Clock, systemClock } from './core/clock.ts'
 import type { ServiceName } from './core/config/core-config.ts'
 import { createDb, type Database } from './core/db/create-db.ts'
 import { migrateToLatest } from './core/db/migrator.ts'
-import { buildServer } from './core/http/build-server.ts'
+import { buildServer, type ServerOptions } from './core/http/build-server.ts'
+import { answerWhileMigrating } from './core/http/migrating.ts'
+import { installMetrics } from './core/metrics/http-metrics.ts'
+import { createPrometheusMetrics, noMetrics } from './core/metrics/registry.ts'
+import { installRuntimeMetrics } from './core/metrics/runtime-metrics.ts'
+import { telemetryHooks } from './core/telemetry/hooks.ts'
 import { healthRoutes } from './core/http/health.ts'
 import { createLifecycle, type Lifecycle } from './core/http/lifecycle.ts'
 import { createIdGenerator, type IdGenerator } from './core/ids.ts'
@@ -33,6 +38,13 @@ export interface AppDeps {
   lifecycle?: Lifecycle
   /** Where log lines go instead of the standard output. */
   logStream?: NodeJS.WritableStream
+  /**
+   * While migrations run, answer on this address (`/readyz` 503 naming them) instead of refusing
+   * connections; `triad serve` passes its own, and listens there as soon as this returns.
+   */
+  answerWhileMigrating?: { port: number; host: string }
+  /** How migrations run (tests hold them to see readiness meanwhile); `migrateServices` by default. */
+  migrate?: (database: Database, names: readonly ServiceName[]) => Promise<void>
 }
 
 /** Runs the migrations of the given services, each with its own history table. */
@@ -48,20 +60,8 @@ export async function migrateServices(database: Database, names: readonly Servic
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
   const ownsDatabase = deps.database === undefined
   const database = deps.database ?? (await createDb(config.core.databaseUrl))
-  try {
-    if (!deps.skipMigrations) await migrateServices(database, config.core.services)
-  } catch (error) {
-    if (ownsDatabase) await database.destroy()
-    throw error
-  }
-  const clock = deps.clock ?? systemClock
-  const redis = config.core.redisUrl ? new Redis(config.core.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : undefined
-  const lifecycle = deps.lifecycle ?? createLifecycle()
-  const secrets = deps.secrets ?? openConfiguredSecrets(config.core, clock)
-  const base: ServiceBase = { core: config.core, database, clock, ids: deps.ids ?? createIdGenerator(clock), secrets, redis, lifecycle }
-
   const services = await Promise.all(config.core.services.map(async (name) => [name, await serviceLoaders[name]()] as const))
-  const app = await buildServer({
+  const serverOptions: ServerOptions = {
     logLevel: config.core.logLevel,
     prettyLogs: deps.prettyLogs,
     logStream: deps.logStream,
@@ -71,8 +71,55 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     description: packageInfo.description,
     formats: Object.assign({}, ...services.map(([, service]) => service.formats ?? {})),
     unclaimedErrorBody: services.length === 1 ? services[0]?.[1].unclaimedErrorBody : undefined,
-  })
+  }
+  try {
+    if (!deps.skipMigrations) {
+      const meanwhile = deps.answerWhileMigrating ? await answerWhileMigrating({ ...deps.answerWhileMigrating, server: serverOptions }) : undefined
+      try {
+        await (deps.migrate ?? migrateServices)(database, config.core.services)
+      } finally {
+        await meanwhile?.close()
+      }
+    }
+  } catch (error) {
+    if (ownsDatabase) await database.destroy()
+    throw error
+  }
+  const clock = deps.clock ?? systemClock
+  const redis = config.core.redisUrl ? new Redis(config.core.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : undefined
+  const lifecycle = deps.lifecycle ?? createLifecycle()
+  const secrets = deps.secrets ?? openConfiguredSecrets(config.core, clock)
+  const metrics = config.core.metrics.enabled ? createPrometheusMetrics() : undefined
+  const base: ServiceBase = {
+    core: config.core,
+    database,
+    clock,
+    ids: deps.ids ?? createIdGenerator(clock),
+    secrets,
+    redis,
+    lifecycle,
+    metrics: metrics ?? noMetrics,
+  }
+
+  const app = await buildServer(serverOptions)
+  if (redis) {
+    // ioredis reconnects by itself and reports each failed attempt as an error event (printed
+    // to the console when nobody listens); readiness and the rate-limit stores say what it
+    // means, so this logs it once a minute at most.
+    let loggedAt = -Infinity
+    redis.on('error', (error: Error) => {
+      if (performance.now() - loggedAt < 60_000) return
+      loggedAt = performance.now()
+      app.log.warn({ err: error }, 'redis unreachable (ioredis keeps reconnecting)')
+    })
+  }
+  if (metrics) {
+    installMetrics(app, metrics, config.core.metrics)
+    installRuntimeMetrics(metrics, { database, redis })
+  }
+  telemetryHooks.observeDatabase?.(database)
   app.addHook('onClose', async () => {
+    await telemetryHooks.flush?.()
     redis?.disconnect()
     if (ownsDatabase) await database.destroy()
   })
@@ -80,7 +127,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   app.addHook('preClose', async () => {
     if (!lifecycle.draining) lifecycle.endGrace()
   })
-  await app.register(healthRoutes, { database, lifecycle })
+  await app.register(healthRoutes, { database, lifecycle, redis })
   for (const [name, service] of services) {
     const extra = deps.services?.[name] ?? {}
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each service's own config section and extras match its definition.

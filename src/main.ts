@@ -8,6 +8,7 @@ import { listenUntilSignalled } from './core/http/graceful.ts'
 import { createLifecycle } from './core/http/lifecycle.ts'
 import { followParent, startedByWrapper } from './core/process/follow-parent.ts'
 import { createIdGenerator } from './core/ids.ts'
+import { noMetrics } from './core/metrics/registry.ts'
 import { systemClock } from './core/clock.ts'
 import { openConfiguredSecrets } from './core/security/secrets.ts'
 import type { ServiceBase, ServiceDefinition } from './core/service.ts'
@@ -45,7 +46,9 @@ function serveCommand(getConfig: () => Config): Command {
       const host = typeof args.values.host === 'string' ? args.values.host : base.core.host
       const config = withServices(base, servicesFrom(base, args.values.only))
       const lifecycle = createLifecycle()
-      const app = await buildApp(config, { prettyLogs: process.stdout.isTTY, lifecycle })
+      // Port 0 picks a new port at each listen: nothing to hold while migrating.
+      const answerWhileMigrating = port === 0 ? undefined : { port, host }
+      const app = await buildApp(config, { prettyLogs: process.stdout.isTTY, lifecycle, answerWhileMigrating })
       const address = await listenUntilSignalled(app, lifecycle, { port, host, timeoutMs: config.core.shutdownTimeoutMs })
       app.log.info(`serving ${config.core.services.join(', ')} on ${address} (docs at ${address}/docs)`)
       // Under `npm start` (or the launcher), leave with the process that started us.
@@ -105,6 +108,7 @@ async function serviceCommands(getConfig: () => Config, argv: string[]): Promise
               ids: createIdGenerator(systemClock),
               secrets: openConfiguredSecrets(config.core, systemClock),
               lifecycle: createLifecycle(),
+              metrics: noMetrics,
             }
             return await work({ ...base, config: config[name] })
           } finally {

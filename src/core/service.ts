@@ -7,6 +7,7 @@ import type { Database } from './db/create-db.ts'
 import type { ErrorBodyFormatter } from './errors/normalize.ts'
 import type { MigrationSet } from './db/migrator.ts'
 import type { Lifecycle } from './http/lifecycle.ts'
+import type { MetricsRegistry } from './metrics/registry.ts'
 import type { IdGenerator } from './ids.ts'
 import type { Secrets } from './security/keyring.ts'
 
@@ -22,6 +23,8 @@ export interface ServiceBase {
   redis?: Redis
   /** Serving, draining after a stop signal, or past the grace period. */
   lifecycle: Lifecycle
+  /** Where the service declares and records its metrics (no-ops when metrics are off). */
+  metrics: MetricsRegistry
 }
 
 /**

@@ -173,7 +173,7 @@ describe('health, readiness and docs', () => {
     await database.destroy()
     const ready = await app.inject('/readyz')
     assert.equal(ready.statusCode, 503)
-    assert.equal(ready.json().status, 'unavailable')
+    assert.deepEqual(ready.json().error.details, [{ check: 'database', state: 'unreachable' }])
     assert.equal((await app.inject('/healthz')).statusCode, 200)
   })
 

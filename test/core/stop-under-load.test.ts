@@ -124,7 +124,7 @@ describe('a stop under load loses nothing', () => {
 
     assertAllAnswered(await Promise.all(sent))
     assert.equal(readiness.status, 503, 'readiness fails once the stop began')
-    assert.equal(JSON.parse(readiness.body).status, 'draining')
+    assert.deepEqual(JSON.parse(readiness.body).error.details, [{ check: 'shutdown', state: 'draining' }])
     for (const stream of streams) {
       const events = await stream.finished
       assert.equal(events.at(-1)?.type, 'done', `a running reply streams to its end: ${JSON.stringify(events.at(-1))}`)
@@ -175,7 +175,7 @@ describe('a stop under load loses nothing', () => {
         } catch {}
       })
       const base = `http://127.0.0.1:${port}`
-      for (let attempt = 0; !(await send(base, 'GET', '/healthz')).status; attempt++) {
+      for (let attempt = 0; (await send(base, 'GET', '/readyz')).status !== 200; attempt++) {
         assert.ok(attempt < 300 && npm.exitCode === null, `npm start did not serve: ${output.slice(-500)}`)
         await sleep(100)
       }

@@ -9,6 +9,7 @@ import type { ServiceName } from '../../src/core/config/core-config.ts'
 import { createDb, type Database } from '../../src/core/db/create-db.ts'
 import { createLifecycle, type Lifecycle } from '../../src/core/http/lifecycle.ts'
 import { createIdGenerator } from '../../src/core/ids.ts'
+import { noMetrics } from '../../src/core/metrics/registry.ts'
 import type { ServiceBase } from '../../src/core/service.ts'
 import { createSecrets, type Secrets } from '../../src/core/security/keyring.ts'
 import { memorySecretStore, type SecretStore } from '../../src/core/security/secrets-file.ts'
@@ -131,5 +132,6 @@ export function serviceBaseOf(test: TestApp, options: { secrets?: Secrets } = {}
     ids: createIdGenerator(test.clock),
     secrets: options.secrets ?? test.secrets,
     lifecycle: createLifecycle(),
+    metrics: noMetrics,
   }
 }

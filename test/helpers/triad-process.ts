@@ -22,7 +22,7 @@ export interface TriadProcess {
 /**
  * A real `triad serve` through `bin/triad.js`, as an operator starts it (with `options.node`, or
  * this test's Node; `detached` puts it in a process group of its own, as a shell job is), on a
- * fresh SQLite file and a free port; returns once `/healthz` answers. Killed when the test ends.
+ * fresh SQLite file and a free port; returns once `/readyz` answers 200 (`/healthz` answers while migrations still run). Killed when the test ends.
  */
 export async function startTriadProcess(
   t: Cleanup,
@@ -49,7 +49,7 @@ export async function startTriadProcess(
   const deadline = performance.now() + 120_000
   for (;;) {
     try {
-      if ((await fetch(`${base}/healthz`)).ok) break
+      if ((await fetch(`${base}/readyz`)).ok) break
     } catch {}
     assert.ok(performance.now() < deadline && child.exitCode === null, `triad serve did not start: ${output.slice(-500)}`)
     await sleep(100)

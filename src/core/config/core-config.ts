@@ -30,6 +30,12 @@ export const coreSection = defineSection(
     TRIAD_SECRETS_FILE: Env.optionalString(
       'the path of the file that keeps generated secrets (mode 0600), kept apart from the database and its backups (unset: ./data/secrets.json)',
     ),
+    METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: 'serve Prometheus metrics at GET /metrics on this port of METRICS_HOST (unset: not on a port of their own)' })),
+    METRICS_HOST: Env.string('the address the metrics port listens on', { default: '127.0.0.1' }),
+    METRICS_TOKEN: Env.optionalString(
+      'a bearer token (16 characters or more) that GET /metrics requires; without METRICS_PORT, metrics are then served on the main port (unset with METRICS_PORT unset: no metrics)',
+      { pattern: '^\\S{16,}$' },
+    ),
     NODE_ENV: Env.optionalString('production, or anything else for development; production warns loudly about secrets not supplied from outside'),
   }),
   (env) => ({
@@ -46,6 +52,12 @@ export const coreSection = defineSection(
     /** The operator named the secrets file: keys in it count as supplied from outside. */
     secretsFileChosen: env.TRIAD_SECRETS_FILE !== undefined,
     production: env.NODE_ENV === 'production',
+    metrics: {
+      enabled: env.METRICS_PORT !== undefined || env.METRICS_TOKEN !== undefined,
+      port: env.METRICS_PORT,
+      host: env.METRICS_HOST,
+      token: env.METRICS_TOKEN,
+    },
   }),
 )
 

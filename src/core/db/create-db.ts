@@ -1,9 +1,10 @@
-import { Kysely, type LogConfig, PostgresDialect, sql } from 'kysely'
+import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely'
 import { mkdirSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import pg from 'pg'
-import { createSqliteDialect, registerSqliteDirect } from './node-sqlite-dialect.ts'
+import { createSqliteDialect, registerSqliteDirect, sqliteDirect } from './node-sqlite-dialect.ts'
+import { combineObservers, type QueryObserver } from './query-observer.ts'
 
 export type DialectName = 'sqlite' | 'postgres'
 
@@ -20,6 +21,10 @@ export interface Database {
   db: Kysely<any>
   dialect: DialectName
   destroy(): Promise<void>
+  /** Adds an observer told of every statement run from now on (metrics, traces). */
+  observeQueries(observer: QueryObserver): void
+  /** PostgreSQL: the pool's connections right now; SQLite has one connection and no pool. */
+  poolStats?(): { total: number; idle: number; waiting: number }
 }
 
 export interface CreateDbOptions {
@@ -31,7 +36,7 @@ export interface CreateDbOptions {
    * Kysely's log hook: every statement Kysely runs, with its duration (the query counts of
    * docs/scaling.md). On SQLite the prepared fast path runs past Kysely and is not seen.
    */
-  log?: LogConfig
+  log?: (event: LogEvent) => void
 }
 
 function dialectOf(url: string): DialectName {
@@ -59,7 +64,17 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
     const sqliteDialect = createSqliteDialect(path)
     const db = new Kysely({ dialect: sqliteDialect, log: options.log })
     registerSqliteDirect(db, sqliteDialect)
-    return { db, dialect, destroy: () => db.destroy() }
+    const observers: QueryObserver[] = []
+    return {
+      db,
+      dialect,
+      destroy: () => db.destroy(),
+      observeQueries: (observer) => {
+        observers.push(observer)
+        const direct = sqliteDirect(db)
+        if (direct) direct.observer = combineObservers(observers)
+      },
+    }
   }
   const pool = new pg.Pool({
     connectionString: withDefaultUser(url),
@@ -68,7 +83,28 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
   })
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {})
-  const db = new Kysely({ dialect: new PostgresDialect({ pool }), log: options.log })
+  // Kysely's log hook times every query once any observer wants it; until then it costs one
+  // call that returns (a PostgreSQL round trip dwarfs both).
+  let observer: QueryObserver | undefined
+  const observers: QueryObserver[] = []
+  const db = new Kysely({
+    dialect: new PostgresDialect({ pool }),
+    log: (event) => {
+      options.log?.(event)
+      if (!observer) return
+      const durationMs = event.queryDurationMillis
+      observer({ sql: event.query.sql, startedAt: performance.now() - durationMs, durationMs, failed: event.level === 'error' })
+    },
+  })
   if (options.schema) await sql`create schema if not exists ${sql.id(options.schema)}`.execute(db)
-  return { db, dialect, destroy: () => db.destroy() }
+  return {
+    db,
+    dialect,
+    destroy: () => db.destroy(),
+    observeQueries: (added) => {
+      observers.push(added)
+      observer = combineObservers(observers)
+    },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+  }
 }

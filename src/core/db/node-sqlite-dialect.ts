@@ -1,6 +1,7 @@
 import { type DatabaseConnection, SqliteDialect, SqliteDriver } from 'kysely'
 import { CompiledQuery } from 'kysely'
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
+import type { QueryObserver } from './query-observer.ts'
 
 type SqliteValue = null | number | bigint | string | NodeJS.ArrayBufferView
 
@@ -11,6 +12,8 @@ const READ_ONLY = /^\s*select\s/i
 
 /** Kysely's SqliteDialect expects better-sqlite3's statement shape; this adapts node:sqlite to it. */
 class NodeSqliteDatabase {
+  /** Told of every statement run, through Kysely or directly (metrics, traces); none by default. */
+  observer: QueryObserver | undefined
   #db: DatabaseSync
   #statements = new Map<string, { statement: StatementSync; reader: boolean; writes: boolean; toRow: (values: unknown[]) => Record<string, unknown> }>()
   #writes = 0
@@ -39,6 +42,17 @@ class NodeSqliteDatabase {
     const { statement, reader, writes, toRow } = cached
     // Counted before running: a statement that fails half-way may still have written.
     if (writes) this.#writes++
+    const observer = this.observer
+    if (observer) {
+      return {
+        reader,
+        all: (parameters: readonly unknown[]) => observed(observer, sql, () => (statement.all(...toSqlite(parameters)) as unknown as unknown[][]).map(toRow)),
+        run: (parameters: readonly unknown[]) => observed(observer, sql, () => statement.run(...toSqlite(parameters))),
+        iterate: function* (parameters: readonly unknown[]) {
+          for (const row of statement.iterate(...toSqlite(parameters))) yield toRow(row as unknown as unknown[])
+        },
+      }
+    }
     return {
       reader,
       all: (parameters: readonly unknown[]) => (statement.all(...toSqlite(parameters)) as unknown as unknown[][]).map(toRow),
@@ -70,6 +84,19 @@ class NodeSqliteDatabase {
   close() {
     this.#statements.clear()
     if (this.#db.isOpen) this.#db.close()
+  }
+}
+
+/** Runs one synchronous statement and tells `observer` how long it took. */
+function observed<T>(observer: QueryObserver, sql: string, run: () => T): T {
+  const startedAt = performance.now()
+  let failed = true
+  try {
+    const result = run()
+    failed = false
+    return result
+  } finally {
+    observer({ sql, startedAt, durationMs: performance.now() - startedAt, failed })
   }
 }
 
@@ -133,6 +160,8 @@ export interface SqliteDirect {
   /** Unchanged means no other connection (process) has committed in between. */
   externalVersion(): number
   execute(sql: string, parameters: readonly unknown[]): { rows: unknown[]; numAffectedRows?: bigint }
+  /** Told of every statement this connection runs. */
+  observer: QueryObserver | undefined
 }
 
 const directs = new WeakMap<object, SqliteDirect>()
@@ -153,6 +182,9 @@ export function registerSqliteDirect(db: object, dialect: SqliteDialect): void {
       return database.localWrites
     },
     externalVersion: () => database.externalVersion(),
+    set observer(observer: QueryObserver | undefined) {
+      database.observer = observer
+    },
     execute(sql, parameters) {
       const statement = database.prepare(sql)
       if (statement.reader) return { rows: statement.all(parameters) }

@@ -76,7 +76,9 @@ function describeValidation(problems: ValidationProblem[]): string {
 
 export function normalizeError(error: unknown): NormalizedError {
   if (isAppError(error)) {
-    const internal = error.status >= 500
+    // A 503 is a stated unavailability (not configured, not ready), not a fault of ours: its
+    // message is meant for the client, and it is no reason to log a stack.
+    const internal = error.status >= 500 && error.status !== 503
     return {
       status: error.status,
       code: error.code,

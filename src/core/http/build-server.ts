@@ -70,7 +70,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>()
   owners.track(app as unknown as FastifyInstance)
-  setContextFormatter(app as unknown as FastifyInstance, coreErrorBody)
+  // The root's own routes (/healthz, /readyz, /docs) answer errors as paths no service owns.
+  setContextFormatter(app as unknown as FastifyInstance, unclaimed)
   // The root's handlers also see requests no route matched (their bodies fail to parse before
   // the not-found handler runs): those are answered by the path's owner too.
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply, bodyFor(request)))

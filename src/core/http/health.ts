@@ -1,34 +1,85 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
+import type { Redis } from 'ioredis'
 import { sql } from 'kysely'
 import type { Database } from '../db/create-db.ts'
+import { coreError } from '../errors/codes.ts'
+import { within } from '../timeout.ts'
 import type { Lifecycle } from './lifecycle.ts'
 
-const HealthSchema = Type.Object({ status: Type.String() })
-const ReadySchema = Type.Object({ status: Type.String({ description: 'ready, draining (stopping: send new traffic elsewhere) or unavailable' }), database: Type.String() })
+/** A dependency that has not answered within this long counts as unreachable. */
+const CHECK_TIMEOUT_MS = 2000
 
-/** `/healthz`: the process answers. `/readyz`: it can also reach its database and is not stopping. */
-export async function healthRoutes(app: FastifyInstance, options: { database: Database; lifecycle: Lifecycle }): Promise<void> {
-  app.get('/healthz', { schema: { tags: ['health'], summary: 'The process is up', response: { 200: HealthSchema } } }, async () => ({ status: 'ok' }))
+const HealthSchema = Type.Object({ status: Type.String() })
+const CheckState = Type.String({ description: 'ok, or why the check failed (unreachable, running, draining)' })
+const ReadySchema = Type.Object({
+  status: Type.String({ description: 'ready' }),
+  database: Type.String({ description: 'the dialect: sqlite or postgres' }),
+  checks: Type.Record(Type.String(), CheckState, { description: 'each check and its state: database, redis (when configured), shutdown' }),
+})
+
+/** One failed readiness check, in the details of the 503. */
+export interface FailedCheck {
+  check: 'migrations' | 'database' | 'redis' | 'shutdown'
+  state: string
+}
+
+/** The 503 `/readyz` answers, in the error body of whoever owns the path. */
+export function notReady(failed: FailedCheck[]) {
+  return coreError('service_unavailable', `Not ready: ${failed.map((failure) => `${failure.check} ${failure.state}`).join(', ')}`, {
+    details: failed,
+    headers: { 'retry-after': '5' },
+  })
+}
+
+export interface HealthOptions {
+  database: Database
+  lifecycle: Lifecycle
+  redis?: Redis
+}
+
+/**
+ * `/healthz`: the process answers (no I/O: a liveness probe must not fail because a dependency
+ * did). `/readyz`: it should be sent traffic: not stopping, its database answers, and Redis
+ * answers when configured; a 503 names each check that failed. Migrations run before this app
+ * exists; while they do, `answerWhileMigrating` holds the port and fails readiness.
+ */
+export async function healthRoutes(app: FastifyInstance, options: HealthOptions): Promise<void> {
+  const { database, lifecycle, redis } = options
+  app.get('/healthz', { schema: { tags: ['health'], summary: 'The process is up (no dependency is checked)', response: { 200: HealthSchema } } }, (_request, reply) => {
+    reply.send({ status: 'ok' })
+  })
 
   app.get(
     '/readyz',
     {
       schema: {
         tags: ['health'],
-        summary: 'The database is reachable',
-        response: { 200: ReadySchema, 503: ReadySchema },
+        summary: 'The instance should receive traffic: not stopping, its database and Redis (when configured) answer',
+        description: 'A 503 names the checks that failed in its details: migrations running, database or redis unreachable, shutdown draining.',
+        response: { 200: ReadySchema },
       },
     },
-    async (request, reply) => {
-      if (options.lifecycle.draining) return reply.status(503).send({ status: 'draining', database: options.database.dialect })
-      try {
-        await sql`select 1`.execute(options.database.db)
-        return { status: 'ready', database: options.database.dialect }
-      } catch (error) {
-        request.log.warn({ err: error }, 'database unreachable')
-        return reply.status(503).send({ status: 'unavailable', database: options.database.dialect })
+    async (request) => {
+      if (lifecycle.draining) throw notReady([{ check: 'shutdown', state: 'draining' }])
+      const failed: FailedCheck[] = []
+      const checks: Record<string, string> = { shutdown: 'ok' }
+      const [databaseResult, redisResult] = await Promise.allSettled([
+        within(sql`select 1`.execute(database.db), CHECK_TIMEOUT_MS, 'the database'),
+        redis ? within(redis.ping(), CHECK_TIMEOUT_MS, 'Redis') : Promise.resolve(),
+      ])
+      if (databaseResult.status === 'rejected') {
+        request.log.warn({ err: databaseResult.reason }, 'readiness: database unreachable')
+        failed.push({ check: 'database', state: 'unreachable' })
+      } else checks.database = 'ok'
+      if (redis) {
+        if (redisResult.status === 'rejected') {
+          request.log.warn({ err: redisResult.reason }, 'readiness: redis unreachable')
+          failed.push({ check: 'redis', state: 'unreachable' })
+        } else checks.redis = 'ok'
       }
+      if (failed.length > 0) throw notReady(failed)
+      return { status: 'ready', database: database.dialect, checks }
     },
   )
 }

@@ -1,3 +1,4 @@
+import { telemetryHooks } from '../telemetry/hooks.ts'
 import type { FastifyServerOptions } from 'fastify'
 import { createBatchedStream } from './log-stream.ts'
 
@@ -19,6 +20,8 @@ export function redactUrl(url: string): string {
 export function loggerOptions(level: string, pretty: boolean, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
     level,
+    // With tracing on, every line carries the ids of the span it was written in.
+    ...(telemetryHooks.logIds ? { mixin: telemetryHooks.logIds } : {}),
     redact: {
       paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-xsrf-token"]', 'res.headers["set-cookie"]', 'res.headers.authorization'],
       censor: '[redacted]',

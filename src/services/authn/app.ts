@@ -21,6 +21,7 @@ import { createOidcService, OIDC_METHOD } from './modules/oidc/index.ts'
 import { createSpecialGroupsService } from './modules/special-groups/index.ts'
 import { statusRoutes } from './modules/status/index.ts'
 import { createThrottleService } from './modules/throttle/index.ts'
+import { createAuthnMetrics } from './metrics.ts'
 import { createRedirectGuard } from './redirects.ts'
 import { createAuthnServices } from './services.ts'
 
@@ -45,7 +46,7 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
     })
     const throttle = createThrottleService({ database, clock, perAccount: config.loginAttemptsPerAccount, perIp: config.loginAttemptsPerIp })
     const oidc = config.oidc ? createOidcService({ database, clock, epersons, config: config.oidc }) : undefined
-    const login = createLoginService({ tokens, epersons, specialGroups, throttle, handoffs: oidc })
+    const login = createLoginService({ tokens, epersons, specialGroups, throttle, handoffs: oidc, metrics: createAuthnMetrics(deps.metrics) })
     const challenge = createChallenge({ realm: config.realm, oidcEnabled: oidc !== undefined })
     const isAllowedRedirect = createRedirectGuard(config.allowedOrigins)
 

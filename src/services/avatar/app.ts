@@ -5,6 +5,7 @@ import { packageInfo } from '../../core/version.ts'
 import type { AvatarConfig } from './config.ts'
 import { avatarCors } from './cors.ts'
 import { formatAvatarError } from './errors.ts'
+import { createAvatarMetrics } from './metrics.ts'
 import { migrations } from './migrations/index.ts'
 import { type ConversationProviders, createConversation, llmFromConfig } from './modules/chat/index.ts'
 import { createHealthService, healthRoutes } from './modules/health/index.ts'
@@ -26,7 +27,8 @@ export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & Co
     if (!deps.tts) app.addHook('onClose', () => tts.close())
     const asr = deps.asr ?? createAsrProvider(config.transcription)
     const cors = avatarCors(config.corsOrigins)
-    const conversation = createConversation({ ...deps, llm, config: config.chat, log: app.log })
+    const metrics = createAvatarMetrics(deps.metrics, { ttsQueued: tts.queued ? () => tts.queued?.() ?? 0 : undefined })
+    const conversation = createConversation({ ...deps, llm, config: config.chat, log: app.log, metrics })
 
     await app.register(
       async (scope) => {
@@ -34,8 +36,8 @@ export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & Co
         installErrorHandling(scope, formatAvatarError)
         installOpenCors(scope, { ...cors, preflightPaths: ['/*'] })
         await scope.register(conversation.routes)
-        await scope.register(speechPlugin({ config: config.speech, tts, clock }))
-        await scope.register(transcriptionPlugin({ config: config.transcription, asr }))
+        await scope.register(speechPlugin({ config: config.speech, tts, clock, metrics }))
+        await scope.register(transcriptionPlugin({ config: config.transcription, asr, metrics }))
       },
       { prefix: '/v1' },
     )

@@ -87,7 +87,7 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
       )
     }
     app.addHook('onRequest', authHook(apps))
-    installIdempotency(app, { db: ctx.db, clock: ctx.clock, ttlMs: deps.config.idempotencyTtlMs })
+    installIdempotency(app, { db: ctx.db, clock: ctx.clock, ttlMs: deps.config.idempotencyTtlMs, metrics: ctx.metrics })
 
     await app.register(appsRoutes(apps))
     await app.register(merchantsRoutes(merchants))

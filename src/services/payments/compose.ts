@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { createPaymentsMetrics } from './metrics.ts'
 import type { Kysely } from 'kysely'
 import pino from 'pino'
 import type { ServiceBase, ServiceCliEnvironment } from '../../core/service.ts'
@@ -90,6 +91,7 @@ export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger
     processor,
     log,
     events: createEventRecorder({ ids: deps.ids, clock: deps.clock, recorded: () => eventRecorded() }),
+    metrics: createPaymentsMetrics(deps.metrics),
     close,
     onEventRecorded(listener) {
       eventRecorded = listener

@@ -6,6 +6,7 @@ import type { IdGenerator } from '../../core/ids.ts'
 import type { PaymentsConfig } from './config.ts'
 import type { EventSink } from './events/event-sink.port.ts'
 import type { Mailer } from './mail/mailer.port.ts'
+import type { PaymentsMetrics } from './metrics.ts'
 import type { FxTable } from './money/fx.ts'
 import type { CardProcessor } from './processors/card-processor.port.ts'
 import type { PaymentsTables } from './tables.ts'
@@ -23,4 +24,5 @@ export interface PaymentsContext {
   log: FastifyBaseLogger
   /** The outbox: changes record their webhook events here, in their own database transaction. */
   events: EventSink
+  metrics: PaymentsMetrics
 }

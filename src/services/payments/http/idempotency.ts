@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { PaymentsMetrics } from '../metrics.ts'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../../../core/clock.ts'
 import { isUniqueViolation } from '../../../core/db/errors.ts'
@@ -21,7 +22,7 @@ const ABANDONED_AFTER_MS = 60_000
  * client should retry those for real). `POST /apps` is public and ignores the header: a shared
  * key there could replay someone else's new API key.
  */
-export function installIdempotency(app: FastifyInstance, deps: { db: PaymentsDb; clock: Clock; ttlMs: number }): void {
+export function installIdempotency(app: FastifyInstance, deps: { db: PaymentsDb; clock: Clock; ttlMs: number; metrics: PaymentsMetrics }): void {
   const tracked = new WeakMap<FastifyRequest, { appId: string; key: string }>()
   let lastPrune = 0
 
@@ -72,6 +73,7 @@ export function installIdempotency(app: FastifyInstance, deps: { db: PaymentsDb;
       }
       if (existing.fingerprint !== fingerprint) throw conflict('This Idempotency-Key was used with a different request')
       if (existing.status === null) throw conflict('A request with this Idempotency-Key is still being processed')
+      deps.metrics.idempotencyReplay()
       return replay(reply, existing)
     }
     throw conflict('This Idempotency-Key is being reused concurrently')

@@ -5,6 +5,7 @@ import { type EpersonsService, normalizeEmail } from '../epersons/index.ts'
 import type { TokenService } from '../sessions/index.ts'
 import type { SpecialGroupsService } from '../special-groups/index.ts'
 import type { ThrottleService } from '../throttle/index.ts'
+import { type AuthnMetrics, noAuthnMetrics } from '../../metrics.ts'
 
 export interface HandoffExchange {
   /** Consumes a one-time hand-off code; undefined when unknown, used or expired. */
@@ -17,8 +18,10 @@ export function createLoginService(deps: {
   specialGroups: SpecialGroupsService
   throttle: ThrottleService
   handoffs?: HandoffExchange
+  metrics?: AuthnMetrics
 }) {
   const { tokens, epersons, specialGroups, throttle } = deps
+  const metrics = deps.metrics ?? noAuthnMetrics
 
   return {
     /**
@@ -29,16 +32,22 @@ export function createLoginService(deps: {
     async passwordLogin(input: { user: string; password: string; clientAddress: string; challenge: string }): Promise<string> {
       const email = normalizeEmail(input.user)
       const wait = await throttle.retryAfterSeconds(email, input.clientAddress)
-      if (wait > 0) throw authnErrors.tooManyAttempts(wait)
+      if (wait > 0) {
+        metrics.login('password', 'throttled')
+        throw authnErrors.tooManyAttempts(wait)
+      }
       const credentials = email ? await epersons.findCredentials(email) : undefined
       const passwordOk = await verifyPassword(input.password, credentials?.password_hash)
       if (!credentials || !passwordOk || credentials.can_log_in !== 1) {
+        metrics.login('password', 'failure')
         await throttle.recordFailure(email, input.clientAddress)
         throw authnErrors.authenticationFailed(input.challenge)
       }
       await throttle.recordSuccess(email)
       await epersons.touchLastActive(credentials.uuid)
-      return tokens.startSession({ epersonUuid: credentials.uuid, method: 'password', specialGroups: specialGroups.forMethod('password') })
+      const token = await tokens.startSession({ epersonUuid: credentials.uuid, method: 'password', specialGroups: specialGroups.forMethod('password') })
+      metrics.login('password', 'success')
+      return token
     },
 
     /** A new token for the session of the presented one (see TokenService.refresh). */
@@ -54,11 +63,19 @@ export function createLoginService(deps: {
     /** The second half of a federated login: the hand-off cookie becomes a token. */
     async exchangeHandoff(code: string, challenge: string): Promise<string> {
       const handoff = deps.handoffs ? await deps.handoffs.consume(code) : undefined
-      if (!handoff) throw authnErrors.authenticationFailed(challenge)
+      if (!handoff) {
+        metrics.login('oidc', 'failure')
+        throw authnErrors.authenticationFailed(challenge)
+      }
       const eperson = await epersons.findByUuid(handoff.epersonUuid)
-      if (eperson?.can_log_in !== 1) throw authnErrors.authenticationFailed(challenge)
+      if (eperson?.can_log_in !== 1) {
+        metrics.login(handoff.method, 'failure')
+        throw authnErrors.authenticationFailed(challenge)
+      }
       await epersons.touchLastActive(eperson.uuid)
-      return tokens.startSession({ epersonUuid: eperson.uuid, method: handoff.method, specialGroups: specialGroups.forMethod(handoff.method) })
+      const token = await tokens.startSession({ epersonUuid: eperson.uuid, method: handoff.method, specialGroups: specialGroups.forMethod(handoff.method) })
+      metrics.login(handoff.method, 'success')
+      return token
     },
 
     async logout(bearer: string | undefined): Promise<void> {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { AvatarMetrics } from '../../metrics.ts'
 import { Type } from '@sinclair/typebox'
 import { type RateLimiter, rateLimitHook } from '../../../../core/http/rate-limit.ts'
 import { openSseStream } from '../../../../core/http/sse.ts'
@@ -17,6 +18,7 @@ export interface ChatRoutesOptions {
   limiter?: RateLimiter
   /** A streamed turn, shared with the WebSocket transport. */
   runTurn: TurnRunner
+  metrics: AvatarMetrics
 }
 
 /**
@@ -106,9 +108,11 @@ export const chatRoutes: FastifyPluginAsyncTypebox<ChatRoutesOptions> = async (a
       const prepared = await chat.prepare(request.body, { log: request.log })
       reply.headers(personaHeaders(prepared))
       const sse = openSseStream(request, reply, { heartbeatMs: options.sseHeartbeatMs })
+      const closed = options.metrics.streamOpened('sse')
       try {
         await runTurn(prepared, { log: request.log, clientGone: sse.signal, send: (event) => sse.send({ data: JSON.stringify(event) }) })
       } finally {
+        closed()
         sse.close()
       }
     },

@@ -8,6 +8,7 @@ import type { SessionsService } from '../sessions/index.ts'
 import type { ChatReply } from './chat.constants.ts'
 import type { ChatBody } from './chat.schemas.ts'
 import { createDeadline } from './deadline.ts'
+import { type AvatarMetrics, noAvatarMetrics } from '../../metrics.ts'
 import { MarkerFilter, type MarkerResult, stripMarkers } from './markers.ts'
 import { classify, mockReply, tokenize } from './mock.ts'
 import { avatarError } from '../../errors.ts'
@@ -20,6 +21,7 @@ export interface ChatServiceDeps {
   clock: Clock
   /** Where a request without its own logger logs (an unknown character, for one). */
   log: FastifyBaseLogger
+  metrics?: AvatarMetrics
 }
 
 /** A validated request with its context loaded: everything that can fail with a 4xx is behind it. */
@@ -57,6 +59,7 @@ function withMarkers(text: string, result: MarkerResult): ChatReply {
 
 export function createChatService(deps: ChatServiceDeps) {
   const { config, llm, sessions, clock } = deps
+  const metrics = deps.metrics ?? noAvatarMetrics
 
   function buildMessages(
     persona: Persona,
@@ -125,6 +128,7 @@ export function createChatService(deps: ChatServiceDeps) {
           reply = withMarkers(parsed.text, parsed)
         } catch (error) {
           if (options.signal?.aborted) throw avatarError('client_closed_request', 'The client closed the request', { cause: error })
+          metrics.modelFailed('before_first_token')
           options.log.warn({ err: error, provider: llm.name }, 'language model failed; answering with the mock')
         } finally {
           limit.clear()
@@ -144,7 +148,24 @@ export function createChatService(deps: ChatServiceDeps) {
       prepared: PreparedChat,
       options: { log: FastifyBaseLogger; signal: AbortSignal; onToken: (text: string) => Promise<void> },
     ): Promise<StreamOutcome> {
-      const { signal, onToken, log } = options
+      const { signal, log } = options
+      // Counted as sent and recorded once per stream (a counter per token would cost more than the token).
+      let modelTokens = 0
+      let mockTokens = 0
+      let fromModel = true
+      const onToken = (text: string) => {
+        if (fromModel) modelTokens++
+        else mockTokens++
+        return options.onToken(text)
+      }
+      try {
+        return await streamReply()
+      } finally {
+        metrics.tokensStreamed('model', modelTokens)
+        metrics.tokensStreamed('mock', mockTokens)
+      }
+
+      async function streamReply(): Promise<StreamOutcome> {
       let sent = ''
       if (llm) {
         const limit = createDeadline(signal, config.llm.timeoutMs)
@@ -168,6 +189,7 @@ export function createChatService(deps: ChatServiceDeps) {
         } catch (error) {
           limit.clear()
           if (signal.aborted) return { type: 'aborted' }
+          metrics.modelFailed(sent ? 'mid_stream' : 'before_first_token')
           log.warn({ err: error, provider: llm.name, tokensSent: sent.length > 0 }, 'language model failed while streaming')
           if (sent) return { type: 'error', message: STREAM_FAILED_MESSAGE }
         }
@@ -177,6 +199,7 @@ export function createChatService(deps: ChatServiceDeps) {
           return { type: 'done', reply }
         }
       }
+      fromModel = false
       const reply = mockReply(prepared.userText, prepared.persona)
       for (const token of tokenize(reply.replyText)) {
         if (signal.aborted) return { type: 'aborted' }
@@ -192,6 +215,7 @@ export function createChatService(deps: ChatServiceDeps) {
       }
       await record(prepared, reply)
       return { type: 'done', reply }
+      }
     },
   }
 }

@@ -1,4 +1,5 @@
 import websocket from '@fastify/websocket'
+import type { AvatarMetrics } from '../../metrics.ts'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
@@ -18,6 +19,7 @@ import type { ChatEvent, TurnRunner } from './chat.turn.ts'
 export interface ChatSocketOptions {
   chat: ChatService
   runTurn: TurnRunner
+  metrics: AvatarMetrics
   /** Absent when AVATAR_RATE_LIMIT is 0. */
   limiter?: RateLimiter
   maxTextLength: number
@@ -155,6 +157,7 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
 
   function serve(socket: WebSocket, request: FastifyRequest, sessionId: string) {
     const gone = new AbortController()
+    const closed = options.metrics.streamOpened('websocket')
     let waiting = 0
     let queue: Promise<void> = Promise.resolve()
 
@@ -184,6 +187,7 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
     socket.on('pong', () => (answeredPing = true))
 
     socket.on('close', () => {
+      closed()
       clearInterval(heartbeat)
       closing.signal.removeEventListener('abort', onClosing)
       // Stops the model of a running turn; its exchange is not stored.

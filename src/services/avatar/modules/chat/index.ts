@@ -4,6 +4,7 @@ import type { Database } from '../../../../core/db/create-db.ts'
 import { createRateLimiter, type RateLimiter } from '../../../../core/http/rate-limit.ts'
 import type { ServiceBase } from '../../../../core/service.ts'
 import type { ChatConfig } from '../../config.ts'
+import { type AvatarMetrics, noAvatarMetrics } from '../../metrics.ts'
 import { createOpenAiLlm, type LlmPort } from '../../providers/llm/index.ts'
 import { createSessions, sessionsRoutes } from '../sessions/index.ts'
 import { chatRoutes } from './chat.routes.ts'
@@ -21,6 +22,7 @@ export interface ConversationDeps {
   llm?: LlmPort
   /** For what concerns no one request (an unknown character asked for by a WebSocket frame logs with its socket's). */
   log: FastifyBaseLogger
+  metrics?: AvatarMetrics
 }
 
 /** The model the configuration asks for: none without a key, so replies come from the mock. */
@@ -37,7 +39,8 @@ export function llmFromConfig(config: ChatConfig): LlmPort | undefined {
 export function createConversation(deps: ConversationDeps) {
   const { config } = deps
   const sessions = createSessions({ database: deps.database, clock: deps.clock, sessionTtlMs: config.sessionTtlMs, historyLimit: config.historyLimit })
-  const chat = createChatService({ config, llm: deps.llm ?? llmFromConfig(config), sessions, clock: deps.clock, log: deps.log })
+  const metrics = deps.metrics ?? noAvatarMetrics
+  const chat = createChatService({ config, llm: deps.llm ?? llmFromConfig(config), sessions, clock: deps.clock, log: deps.log, metrics })
   const runTurn = createTurnRunner(chat, deps.lifecycle.deadline)
   let limiter: RateLimiter | undefined
   const limiterFor = (app: FastifyInstance) => {
@@ -54,7 +57,7 @@ export function createConversation(deps: ConversationDeps) {
   }
   return {
     routes: async (app: FastifyInstance) => {
-      await app.register(chatRoutes, { chat, runTurn, limiter: limiterFor(app), maxTextLength: config.maxTextLength, sseHeartbeatMs: config.sseHeartbeatMs })
+      await app.register(chatRoutes, { chat, runTurn, limiter: limiterFor(app), maxTextLength: config.maxTextLength, sseHeartbeatMs: config.sseHeartbeatMs, metrics })
       await app.register(sessionsRoutes, { sessions })
     },
     socketRoutes: async (app: FastifyInstance) => {
@@ -65,6 +68,7 @@ export function createConversation(deps: ConversationDeps) {
         maxTextLength: config.maxTextLength,
         heartbeatMs: config.wsHeartbeatMs,
         lifecycle: deps.lifecycle,
+        metrics,
       })
     },
   }

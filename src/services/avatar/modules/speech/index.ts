@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { Clock } from '../../../../core/clock.ts'
 import type { SpeechConfig } from '../../config.ts'
+import type { AvatarMetrics } from '../../metrics.ts'
 import type { AsrProvider } from '../../providers/asr/index.ts'
 import { createEdgeProvider, createEspeakProvider, type TtsProvider } from '../../providers/tts/index.ts'
 import { installSpeechErrorHandling } from './errors.ts'
@@ -23,12 +24,12 @@ export function createTtsProvider(config: SpeechConfig, clock?: Clock): TtsProvi
 }
 
 /** Mounts POST /tts and GET /tts/voices (under the service's /v1 scope). */
-export function speechPlugin(deps: { config: SpeechConfig; tts?: TtsProvider; clock?: Clock }): FastifyPluginAsync {
+export function speechPlugin(deps: { config: SpeechConfig; tts?: TtsProvider; clock?: Clock; metrics?: AvatarMetrics }): FastifyPluginAsync {
   return async (app) => {
     installSpeechErrorHandling(app)
     const provider = deps.tts ?? createTtsProvider(deps.config, deps.clock)
     // A provider we created is ours to close (its worker threads); an injected one is not.
     if (!deps.tts) app.addHook('onClose', () => provider.close())
-    await app.register(speechRoutes, { service: createSpeechService({ provider }) })
+    await app.register(speechRoutes, { service: createSpeechService({ provider, metrics: deps.metrics }) })
   }
 }

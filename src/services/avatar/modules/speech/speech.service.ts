@@ -3,6 +3,7 @@ import { coreError } from '../../../../core/errors/codes.ts'
 import { AUDIO_FORMATS, type AudioFormat, CONTENT_TYPES, defaultVoiceFor, findVoice, SynthesisError, type SynthesisStream, type TtsProvider, VOICES } from '../../providers/tts/index.ts'
 import type { SpeechBody, VoicesResponse } from './speech.schemas.ts'
 import { avatarError } from '../../errors.ts'
+import { type AvatarMetrics, noAvatarMetrics } from '../../metrics.ts'
 
 const MAX_TEXT_LENGTH = 5000
 const RATE_PATTERN = /^[+-]\d{1,3}%$/
@@ -36,7 +37,8 @@ function parseFormat(format: string): AudioFormat {
   return found
 }
 
-export function createSpeechService(deps: { provider: TtsProvider }): SpeechService {
+export function createSpeechService(deps: { provider: TtsProvider; metrics?: AvatarMetrics }): SpeechService {
+  const metrics = deps.metrics ?? noAvatarMetrics
   return {
     async voices() {
       const status = await deps.provider.status()
@@ -53,14 +55,27 @@ export function createSpeechService(deps: { provider: TtsProvider }): SpeechServ
       if (!voice) throw invalid(`Unknown voice ${JSON.stringify(body.voice)}; known voices: ${VOICES.map((known) => known.id).join(', ')}`)
       const ratePercent = parseRate(body.rate ?? '+0%')
       const format = parseFormat(body.format ?? 'mp3')
+      const job = metrics.speechJob('tts')
       try {
         const stream = await deps.provider.synthesize({ text: body.text, voice, ratePercent, format, signal })
-        return { ...stream, contentType: CONTENT_TYPES[format] }
+        return { ...stream, chunks: untilLastChunk(stream.chunks, job), contentType: CONTENT_TYPES[format] }
       } catch (error) {
+        job.done('error')
         if (error instanceof AppError) throw error
         const reason = error instanceof SynthesisError ? error.message : 'the speech provider failed'
         throw avatarError('synthesis_failed', `Speech synthesis failed: ${reason}`, { cause: error })
       }
     },
+  }
+}
+
+/** The audio as it is handed on; the job ends with its last chunk (or with the stream failing or being left). */
+async function* untilLastChunk(chunks: AsyncIterable<Uint8Array>, job: { done(outcome: 'ok' | 'error'): void }): AsyncGenerator<Uint8Array> {
+  let outcome: 'ok' | 'error' = 'error'
+  try {
+    yield* chunks
+    outcome = 'ok'
+  } finally {
+    job.done(outcome)
   }
 }

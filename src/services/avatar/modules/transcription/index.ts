@@ -1,6 +1,7 @@
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsync } from 'fastify'
 import type { TranscriptionConfig } from '../../config.ts'
+import type { AvatarMetrics } from '../../metrics.ts'
 import { type AsrProvider, createNoAsrProvider, createOpenAiAsrProvider, createPocketsphinxProvider, pocketsphinxInstalled } from '../../providers/asr/index.ts'
 import { installSpeechErrorHandling } from '../speech/index.ts'
 import { transcriptionRoutes } from './transcription.routes.ts'
@@ -29,12 +30,12 @@ export function createAsrProvider(config: TranscriptionConfig): AsrProvider {
 }
 
 /** Mounts POST /asr and GET /asr/status (under the service's /v1 scope). */
-export function transcriptionPlugin(deps: { config: TranscriptionConfig; asr?: AsrProvider }): FastifyPluginAsync {
+export function transcriptionPlugin(deps: { config: TranscriptionConfig; asr?: AsrProvider; metrics?: AvatarMetrics }): FastifyPluginAsync {
   return async (app) => {
     installSpeechErrorHandling(app)
     // Registered here, not globally: only this scope takes multipart bodies.
     await app.register(multipart, { limits: { fileSize: MAX_UPLOAD_BYTES } })
     const provider = deps.asr ?? createAsrProvider(deps.config)
-    await app.register(transcriptionRoutes, { service: createTranscriptionService({ provider }) })
+    await app.register(transcriptionRoutes, { service: createTranscriptionService({ provider, metrics: deps.metrics }) })
   }
 }

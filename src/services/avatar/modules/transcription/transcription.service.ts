@@ -4,6 +4,7 @@ import { coreError } from '../../../../core/errors/codes.ts'
 import { type AsrProvider, type RecognitionStatus, TranscriptionError } from '../../providers/asr/index.ts'
 import type { TranscriptionResponse } from './transcription.schemas.ts'
 import { avatarError } from '../../errors.ts'
+import { type AvatarMetrics, noAvatarMetrics } from '../../metrics.ts'
 
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 
@@ -36,8 +37,9 @@ function invalid(message: string): AppError {
   return coreError('validation_failed', message)
 }
 
-export function createTranscriptionService(deps: { provider: AsrProvider }): TranscriptionService {
+export function createTranscriptionService(deps: { provider: AsrProvider; metrics?: AvatarMetrics }): TranscriptionService {
   const { provider } = deps
+  const metrics = deps.metrics ?? noAvatarMetrics
   return {
     status: () => provider.status(),
 
@@ -66,6 +68,7 @@ export function createTranscriptionService(deps: { provider: AsrProvider }): Tra
       const kind = acceptedKind(container)
       if (!kind) throw invalid(`file is ${container} audio; accepted formats: wav, mp3, ogg/opus, webm, m4a, flac`)
 
+      const job = metrics.speechJob('asr')
       try {
         const result = await provider.transcribe({
           audio: upload.buffer,
@@ -76,8 +79,10 @@ export function createTranscriptionService(deps: { provider: AsrProvider }): Tra
           signal,
         })
         const duration = result.duration ?? metadataDuration ?? 0
+        job.done('ok', duration)
         return { text: result.text, language: result.language, duration: Math.round(duration * 1000) / 1000 }
       } catch (error) {
+        job.done('error')
         if (!(error instanceof TranscriptionError)) throw error
         if (error.kind === 'unsupported_language') throw invalid(error.message)
         if (error.kind === 'unsupported_format') throw coreError('unsupported_media_type', error.message)

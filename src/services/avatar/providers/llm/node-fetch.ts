@@ -1,5 +1,5 @@
-import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http'
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
+import http, { Agent as HttpAgent, type IncomingMessage } from 'node:http'
+import https, { Agent as HttpsAgent } from 'node:https'
 
 const httpAgent = new HttpAgent({ keepAlive: true })
 const httpsAgent = new HttpsAgent({ keepAlive: true })
@@ -88,7 +88,9 @@ export async function nodeFetch(input: string | URL | Request, init: RequestInit
   const signal = init.signal ?? undefined
   signal?.throwIfAborted()
   const secure = url.protocol === 'https:'
-  const request = (secure ? httpsRequest : httpRequest)(url, {
+  // Looked up at each call, on the module object: tracing (OpenTelemetry's HTTP instrumentation)
+  // wraps it there, whenever it starts.
+  const request = (secure ? https.request : http.request)(url, {
     method: init.method ?? 'GET',
     headers: plainHeaders(init.headers),
     agent: secure ? httpsAgent : httpAgent,

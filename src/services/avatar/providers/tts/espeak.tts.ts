@@ -70,6 +70,7 @@ export function createEspeakProvider(options: EspeakOptions = {}): TtsProvider {
 
   return {
     name: 'espeak',
+    queued: () => pool?.queueSize ?? 0,
     async status(): Promise<ProviderStatus> {
       return { provider: 'espeak', available: true }
     },

@@ -42,6 +42,8 @@ export interface TtsProvider {
   status(): Promise<ProviderStatus>
   synthesize(request: SynthesisRequest): Promise<SynthesisStream>
   close(): Promise<void>
+  /** Work waiting for a worker thread, for providers that have a pool (for metrics). */
+  queued?(): number
 }
 
 export class SynthesisError extends Error {

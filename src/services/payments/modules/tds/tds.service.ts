@@ -71,13 +71,21 @@ export function createTdsFramesService(ctx: PaymentsContext, vault: VaultService
       const wrong = data && openTries(sealer, answer.creq, answer.tries)
       if (!data || wrong === undefined || wrong >= MAX_WRONG_CODES) return { kind: 'invalid', locale }
       const proof = (kind: 'tds-challenge-approved' | 'tds-challenge-rejected' | 'tds-challenge-failed') => [signHint(sealer, kind, data.p, now)]
-      if (answer.decision === 'reject') return { kind: 'hints', locale, message: 'notConfirmed', hints: proof('tds-challenge-rejected'), origin: data.o }
+      if (answer.decision === 'reject') {
+        ctx.metrics.tdsChallenge('rejected')
+        return { kind: 'hints', locale, message: 'notConfirmed', hints: proof('tds-challenge-rejected'), origin: data.o }
+      }
       const expected = challengeCode(sealer, answer.creq)
       if (safeEqual(answer.code.trim(), expected)) {
+        ctx.metrics.tdsChallenge('approved')
         return { kind: 'hints', locale, message: 'confirmed', hints: proof('tds-challenge-approved'), origin: data.o }
       }
       const count = wrong + 1
-      if (count >= MAX_WRONG_CODES) return { kind: 'hints', locale, message: 'failed', hints: proof('tds-challenge-failed'), origin: data.o }
+      if (count >= MAX_WRONG_CODES) {
+        ctx.metrics.tdsChallenge('failed')
+        return { kind: 'hints', locale, message: 'failed', hints: proof('tds-challenge-failed'), origin: data.o }
+      }
+      ctx.metrics.tdsChallenge('wrong_code')
       return { kind: 'challenge', locale, creq: answer.creq, tries: signTries(sealer, answer.creq, count), code: expected, data, left: MAX_WRONG_CODES - count }
     },
   }

@@ -1,4 +1,6 @@
 import type { Clock } from '../../../../core/clock.ts'
+import { isAppError } from '../../../../core/errors/app-error.ts'
+import type { Movement, PaymentsMetrics } from '../../metrics.ts'
 import { isRetryableConflict } from '../../../../core/db/errors.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
@@ -125,7 +127,7 @@ export interface NewTransaction {
  * part of a larger unit of work.
  */
 export async function recordTransaction(
-  deps: { db: Kysely<PaymentsTables>; database: Pick<Database, 'dialect'>; ids: IdGenerator; clock: Clock; events: EventSink },
+  deps: { db: Kysely<PaymentsTables>; database: Pick<Database, 'dialect'>; ids: IdGenerator; clock: Clock; events: EventSink; metrics?: PaymentsMetrics },
   input: NewTransaction,
 ): Promise<TransactionRow> {
   const row: TransactionRow = {
@@ -163,6 +165,7 @@ export async function recordTransaction(
     await deps.events.record(trx, { ...event, type: input.error ? 'transaction.declined' : 'transaction.authorized' })
     if (input.error && input.recurring) await deps.events.record(trx, { ...event, type: 'recurring.charge_failed' })
   })
+  deps.metrics?.authorization(input.recurring ? 'recurring' : 'client', input.error ? 'declined' : 'approved')
   return row
 }
 
@@ -176,7 +179,6 @@ export async function inTransaction<T>(ctx: PaymentsContext, work: (trx: Transac
   }
 }
 
-type Movement = 'capture' | 'refund' | 'void'
 
 const MOVEMENT_EVENTS = { capture: 'transaction.captured', refund: 'transaction.refunded', void: 'transaction.voided' } as const
 
@@ -219,6 +221,22 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
    * one database transaction.
    */
   async function move(
+    appId: string,
+    transactionId: string,
+    kind: Movement,
+    input: { amount: number; currency?: string; descriptor?: string },
+  ): Promise<TransactionDto> {
+    try {
+      const moved = await moveInTransaction(appId, transactionId, kind, input)
+      ctx.metrics.movement(kind, 'ok')
+      return moved
+    } catch (error) {
+      ctx.metrics.movement(kind, isAppError(error) ? error.code : 'internal_error')
+      throw error
+    }
+  }
+
+  async function moveInTransaction(
     appId: string,
     transactionId: string,
     kind: Movement,

@@ -1,0 +1,79 @@
+import type { Redis } from 'ioredis'
+import { Gauge, Histogram } from 'prom-client'
+import type { Database } from '../db/create-db.ts'
+import { within } from '../timeout.ts'
+import { LATENCY_BUCKETS, type PrometheusMetrics } from './registry.ts'
+
+/** A Redis that has not answered PING within this long counts as down for the scrape. */
+const REDIS_PING_TIMEOUT_MS = 1000
+
+const OPERATIONS = new Set(['select', 'insert', 'update', 'delete', 'begin', 'commit', 'rollback', 'with'])
+
+/** The statement's first keyword when it is a common one, else `other`: a bounded label. */
+function operationOf(sql: string): string {
+  const match = /^\s*(\w+)/.exec(sql)
+  const word = match?.[1]?.toLowerCase() ?? 'other'
+  return OPERATIONS.has(word) ? word : 'other'
+}
+
+/**
+ * The database's query latency (every statement, Kysely's or run directly on SQLite), its pool
+ * (PostgreSQL), and Redis' round trip, measured by a PING when Prometheus scrapes.
+ */
+export function installRuntimeMetrics(metrics: PrometheusMetrics, deps: { database: Database; redis?: Redis }): void {
+  const { database, redis } = deps
+  const queries = new Histogram({
+    name: 'triad_db_query_duration_seconds',
+    help: 'Time a database statement took, by dialect, first keyword and outcome',
+    labelNames: ['dialect', 'operation', 'outcome'],
+    buckets: [0.00005, 0.0001, ...LATENCY_BUCKETS],
+    registers: [metrics.registry],
+  })
+  const children = new Map<string, { observe(value: number): void }>()
+  database.observeQueries((query) => {
+    const operation = operationOf(query.sql)
+    const outcome = query.failed ? 'error' : 'ok'
+    const key = `${operation} ${outcome}`
+    let child = children.get(key)
+    if (!child) {
+      child = queries.labels({ dialect: database.dialect, operation, outcome })
+      children.set(key, child)
+    }
+    child.observe(query.durationMs / 1000)
+  })
+  const poolStats = database.poolStats
+  if (poolStats) {
+    const pool = new Gauge({
+      name: 'triad_db_pool_connections',
+      help: 'PostgreSQL pool connections of this instance: in_use, idle, and requests waiting for one',
+      labelNames: ['state'],
+      registers: [metrics.registry],
+      collect() {
+        const stats = poolStats()
+        this.set({ state: 'in_use' }, stats.total - stats.idle)
+        this.set({ state: 'idle' }, stats.idle)
+        this.set({ state: 'waiting' }, stats.waiting)
+      },
+    })
+    void pool
+  }
+  if (redis) {
+    const up = new Gauge({ name: 'triad_redis_up', help: '1 when Redis answered PING at the last scrape, else 0', registers: [metrics.registry] })
+    new Gauge({
+      name: 'triad_redis_round_trip_seconds',
+      help: 'Time Redis took to answer PING at the last scrape (absent while it does not answer)',
+      registers: [metrics.registry],
+      async collect() {
+        const started = performance.now()
+        try {
+          await within(redis.ping(), REDIS_PING_TIMEOUT_MS, 'Redis')
+          this.set((performance.now() - started) / 1000)
+          up.set(1)
+        } catch {
+          this.reset()
+          up.set(0)
+        }
+      },
+    })
+  }
+}

@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { buildApp } from '../../src/app.ts'
+import { createLifecycle } from '../../src/core/http/lifecycle.ts'
+import { createIdGenerator } from '../../src/core/ids.ts'
+import { createManualClock } from '../../src/core/clock.ts'
+import { createSecrets } from '../../src/core/security/keyring.ts'
+import { buildTestApp, createTestDatabase, secretStoreOf, testConfig } from '../helpers/build-app.ts'
+import { freePort } from '../helpers/free-port.ts'
+
+describe('readiness', () => {
+  it('holds the port while migrations run: /healthz answers, /readyz and every other path 503 naming the migrations', async (t) => {
+    const database = await createTestDatabase(t)
+    const port = await freePort()
+    const config = testConfig({ TRIAD_SERVICES: 'payments' })
+    const clock = createManualClock()
+    let release = () => {}
+    let started = () => {}
+    const migrating = new Promise<void>((resolve) => (started = resolve))
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const building = buildApp(config, {
+      database,
+      clock,
+      ids: createIdGenerator(clock),
+      secrets: createSecrets(secretStoreOf(database), clock),
+      answerWhileMigrating: { port, host: '127.0.0.1' },
+      migrate: async (db, names) => {
+        started()
+        await held
+        const { migrateServices } = await import('../../src/app.ts')
+        await migrateServices(db, names)
+      },
+    })
+    await migrating
+    const base = `http://127.0.0.1:${port}`
+    const ready = await fetch(`${base}/readyz`)
+    assert.equal(ready.status, 503)
+    const body = (await ready.json()) as { error: { details: unknown } }
+    assert.deepEqual(body.error.details, [{ check: 'migrations', state: 'running' }])
+    assert.equal(ready.headers.get('retry-after'), '5')
+    assert.equal((await fetch(`${base}/healthz`)).status, 200)
+    assert.equal((await fetch(`${base}/apps`, { method: 'POST' })).status, 503)
+    release()
+    const app = await building
+    t.after(() => app.close())
+    await app.listen({ port, host: '127.0.0.1' })
+    const after = await fetch(`${base}/readyz`)
+    assert.equal(after.status, 200)
+    assert.deepEqual(await after.json(), { status: 'ready', database: database.dialect, checks: { shutdown: 'ok', database: 'ok' } })
+  })
+
+  it('fails with 503 naming the database when it is unreachable, while /healthz stays up', async (t) => {
+    const database = await createTestDatabase(t)
+    const { app } = await buildTestApp(t, { database })
+    await database.destroy()
+    const ready = await app.inject('/readyz')
+    assert.equal(ready.statusCode, 503)
+    assert.equal(ready.json().error.code, 'service_unavailable')
+    assert.deepEqual(ready.json().error.details, [{ check: 'database', state: 'unreachable' }])
+    assert.equal((await app.inject('/healthz')).statusCode, 200)
+  })
+
+  it('fails with 503 naming Redis when it is configured and unreachable', async (t) => {
+    const port = await freePort()
+    const { app } = await buildTestApp(t, { env: { REDIS_URL: `redis://127.0.0.1:${port}` }, services: ['avatar'] })
+    const ready = await app.inject('/readyz')
+    assert.equal(ready.statusCode, 503)
+    // Served alone, the avatar owns the path: its `{detail}` body, naming the check.
+    assert.match(ready.json().detail, /redis unreachable/)
+    assert.doesNotMatch(ready.json().detail, /database/)
+    assert.equal((await app.inject('/healthz')).statusCode, 200)
+  })
+
+  it('fails with 503 naming the shutdown once draining starts', async (t) => {
+    const lifecycle = createLifecycle()
+    const { app } = await buildTestApp(t, { lifecycle })
+    assert.equal((await app.inject('/readyz')).statusCode, 200)
+    lifecycle.startDraining()
+    const ready = await app.inject('/readyz')
+    assert.equal(ready.statusCode, 503)
+    assert.deepEqual(ready.json().error.details, [{ check: 'shutdown', state: 'draining' }])
+    assert.equal((await app.inject('/healthz')).statusCode, 200)
+  })
+})

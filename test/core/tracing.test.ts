@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict'
+import { register } from 'node:module'
+import { describe, it } from 'node:test'
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
+
+// As bin/triad.js does: the loader hook first, then the SDK, then everything it instruments
+// (so nothing but node:assert, node:module and node:test is imported statically here).
+register('@opentelemetry/instrumentation/hook.mjs', import.meta.url)
+const { startTracing } = await import('../../src/core/telemetry/tracing.ts')
+const { SpanKind } = await import('@opentelemetry/api')
+const { InMemorySpanExporter } = await import('@opentelemetry/sdk-trace-base')
+const exporter = new InMemorySpanExporter()
+const tracing = startTracing({ exporter })
+const { Writable } = await import('node:stream')
+const { buildTestApp, testDialect } = await import('../helpers/build-app.ts')
+const { merchantFixture, authorize } = await import('../services/payments/helpers.ts')
+const { startFakeOpenAi } = await import('../services/avatar/fake-openai-server.ts')
+
+function linesInto(lines: Record<string, unknown>[]) {
+  return new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>)
+      done()
+    },
+  })
+}
+
+function traceOf(requestId: string): ReadableSpan[] {
+  const spans = exporter.getFinishedSpans()
+  const root = spans.find((span) => span.attributes['http.request.id'] === requestId)
+  assert.ok(root, `a span with the request id ${requestId}`)
+  return spans.filter((span) => span.spanContext().traceId === root.spanContext().traceId)
+}
+
+describe('tracing', { concurrency: false }, () => {
+  it('makes one trace per request: the server span, the route spans and its database statements, found by the request id', async (t) => {
+    t.after(() => exporter.reset())
+    const fixture = await merchantFixture(t)
+    const transactionId = await authorize(fixture, fixture.merchant.id, { amount: 300 })
+    exporter.reset()
+    const response = await fixture.call('POST', `/transactions/${transactionId}/captures`, { amount: 100, currency: 'EUR' }, { 'x-request-id': 'capture-trace-1' })
+    assert.equal(response.statusCode, 201, response.body)
+    const spans = traceOf('capture-trace-1')
+    const names = spans.map((span) => span.name)
+    assert.ok(spans.some((span) => span.kind === SpanKind.SERVER || span.name.startsWith('request')), names.join(', '))
+    // pg's instrumentation on PostgreSQL, the query observer's spans on SQLite.
+    const database = spans.filter((span) => span.name.startsWith(testDialect === 'postgres' ? 'pg.query' : 'sqlite '))
+    assert.ok(database.length >= 2, `database spans in ${names.join(', ')}`)
+  })
+
+  it('carries the trace through the language-model call and writes its ids on log lines', async (t) => {
+    const fake = await startFakeOpenAi()
+    t.after(() => fake.close())
+    const lines: Record<string, unknown>[] = []
+    const { app } = await buildTestApp(t, {
+      services: ['avatar'],
+      env: { LOG_LEVEL: 'info', AVATAR_LLM_API_KEY: 'sk-test', AVATAR_LLM_BASE_URL: fake.baseUrl, AVATAR_RATE_LIMIT: '0' },
+      logStream: linesInto(lines),
+    })
+    const address = await app.listen({ port: 0, host: '127.0.0.1' })
+    exporter.reset()
+    const response = await fetch(`${address}/v1/chat`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'chat-trace-1' }, body: JSON.stringify({ userText: 'hello' }) })
+    assert.equal(response.status, 200, await response.clone().text())
+    await response.text()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const spans = traceOf('chat-trace-1')
+    const names = spans.map((span) => `${span.name}(${SpanKind[span.kind]})`)
+    assert.ok(spans.some((span) => span.kind === SpanKind.SERVER), names.join(', '))
+    const provider = spans.filter((span) => span.kind === SpanKind.CLIENT && String(span.attributes['url.full'] ?? span.attributes['http.url'] ?? '').startsWith(fake.baseUrl.replace(/\/v1$/, '')))
+    assert.equal(provider.length, 1, `the provider's HTTP client span in ${names.join(', ')}`)
+    const traceId = spans[0]?.spanContext().traceId
+    const logged = lines.find((line) => line.reqId === 'chat-trace-1' && line.msg === 'request completed')
+    assert.ok(logged, 'the request line')
+    assert.equal(logged.trace_id, traceId)
+    assert.match(String(logged.span_id), /^[0-9a-f]{16}$/)
+  })
+
+  it('flushes and stops', async () => {
+    await tracing.shutdown()
+  })
+})
