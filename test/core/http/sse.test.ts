@@ -75,7 +75,8 @@ describe('openSseStream', () => {
   it('sends heartbeat comments while idle', async (t) => {
     const { app, url } = await serve(
       async (stream) => {
-        await sleep(130)
+        // Fifteen intervals for the two pings asked: timers fire late on a loaded machine.
+        await sleep(600)
         stream.close()
       },
       { heartbeatMs: 40 },
