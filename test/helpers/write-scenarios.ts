@@ -33,6 +33,10 @@ export const PLACEMENT: Record<string, Placement> = {
   payments_merchant_users: { key: 'merchant', column: 'merchant_id' },
   payments_trail: { key: 'merchant', via: { table: 'payments_transactions', column: 'transaction_id', parentColumn: 'id' } },
   payments_idempotency: { key: 'app', column: 'app_id' },
+  payments_webhook_endpoints: { key: 'merchant', column: 'merchant_id' },
+  payments_events: { key: 'merchant', column: 'merchant_id' },
+  payments_event_deliveries: { key: 'merchant', via: { table: 'payments_events', column: 'event_id', parentColumn: 'id' } },
+  payments_delivery_attempts: { key: 'merchant', via: { table: 'payments_events', column: 'event_id', parentColumn: 'id' } },
   payments_apps: 'reference',
   payments_users: 'reference',
   payments_vault_cards: { key: 'vault card', column: 'id' },
@@ -285,8 +289,17 @@ export async function runWriteScenarios(traced: TracedApp): Promise<void> {
   ok(await money(`/transactions/${transactionId}/captures`, { amount: 100 }, { 'idempotency-key': 'shape-1' }), 201, 'capture with an idempotency key')
   ok(await money(`/transactions/${transactionId}/refunds`, { amount: 200 }), 201, 'refund')
   ok(await money(`/transactions/${transactionId}/voids`, { amount: 500 }), 201, 'void')
+  // Webhooks: an endpoint, so the recurring authorization below writes an event and its delivery.
+  const hook = await money(`/merchants/${merchant.id}/webhooks`, { url: 'http://127.0.0.1:9/hook', events: ['transaction.authorized'] })
+  ok(hook, 201, 'register webhook')
+  const webhookId = (hook.json() as { webhook: { id: string } }).webhook.id
   ok(await money(`/merchants/${merchant.id}/transactions`, { transactionId, currency: 'EUR', amount: 300 }), 201, 'recurring transaction')
   ok(await money(`/merchants/${merchant.id}/cards`, { transactionId, notes: 'regular' }), 201, 'save card')
+  ok(await request({ method: 'POST', url: `/merchants/${merchant.id}/webhooks/${webhookId}/enable`, headers: auth }), 201, 'enable webhook')
+  const events = await traced.app.inject({ method: 'GET', url: `/merchants/${merchant.id}/events?limit=1`, headers: auth })
+  const eventId = (events.json() as Array<{ id: string }>)[0]?.id
+  ok(await money(`/merchants/${merchant.id}/events/${eventId}/resend`, {}), 201, 'resend event')
+  ok(await request({ method: 'DELETE', url: `/merchants/${merchant.id}/webhooks/${webhookId}`, headers: auth }), 204, 'remove webhook')
 }
 
 /** What a statement does to the distribution: which tables, keyed by their distribution column or not. */
