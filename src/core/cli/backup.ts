@@ -73,8 +73,8 @@ export function backupCommand(getCore: () => CoreConfig): Command {
       if (secretsTarget === undefined) {
         output.out(
           countKeys(document) === 0
-            ? `No secrets file at ${resolve(core.secretsFile)}: keys come from the environment (AUTHN_SECRET, PAYMENTS_VAULT_KEY); keep them in your secrets manager.`
-            : `Not in this backup: the secrets file ${resolve(core.secretsFile)} (${countKeys(document)} keys). Without it restored tokens do not verify and stored cards do not open. ` +
+            ? `No secrets file at ${resolve(core.secretsFile)}: keys come from the environment (AUTHN_SECRET, PAYMENTS_VAULT_KEY, PAYMENTS_WEBHOOK_KEY); keep them in your secrets manager.`
+            : `Not in this backup: the secrets file ${resolve(core.secretsFile)} (${countKeys(document)} keys). Without it restored tokens do not verify, stored cards do not open and webhook endpoints cannot sign. ` +
                 'Copy it apart from the database backup: `triad backup FILE --secrets OTHER_FILE` (see docs/operations.md).',
         )
         return 0
