@@ -49,7 +49,8 @@ async function startTriad(env: Record<string, string>): Promise<RunningServer> {
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 120_000
   for (;;) {
-    if (await fetch(`${url}/healthz`).then((response) => response.ok, () => false)) break
+    // /readyz, not /healthz: while migrations run the port already answers /healthz.
+    if (await fetch(`${url}/readyz`).then((response) => response.ok, () => false)) break
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL')
       throw new Error(`triad did not start (log: ${join(dir, 'triad.log')})`)
