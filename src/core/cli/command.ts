@@ -1,4 +1,5 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util'
+import { isAppError } from '../errors/app-error.ts'
 
 /** A mistake in how a command was called: printed with a pointer to --help, exit code 2. */
 export class UsageError extends Error {
@@ -13,6 +14,21 @@ export class CommandError extends Error {
   constructor(message: string) {
     super(message)
     this.name = 'CommandError'
+  }
+}
+
+/** Runs `work`; an operation the service refused (AppError) becomes a CommandError naming each problem. */
+export async function refusalsAsCommandErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    if (isAppError(error)) {
+      const details = Array.isArray(error.details)
+        ? (error.details as Array<{ field: string; message: string }>).map((item) => `${item.field}: ${item.message}`).join('; ')
+        : error.message
+      throw new CommandError(details)
+    }
+    throw error
   }
 }
 

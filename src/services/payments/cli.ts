@@ -1,5 +1,4 @@
-import { type CliOutput, type Command, CommandError, type CommandGroup, integerOption, jsonOption, type ParsedArgs, printResult, UsageError } from '../../core/cli/command.ts'
-import { isAppError } from '../../core/errors/app-error.ts'
+import { type CliOutput, type Command, refusalsAsCommandErrors, type CommandGroup, integerOption, jsonOption, type ParsedArgs, printResult, UsageError } from '../../core/cli/command.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
 import { createDisputes, withPaymentsContext } from './compose.ts'
 import type { PaymentsConfig } from './config.ts'
@@ -11,17 +10,7 @@ import { webhookCommands } from './webhooks.cli.ts'
 /** Runs `work` with the disputes service; a refused operation (AppError) is a CommandError. */
 function withDisputes<T>(env: ServiceCliEnvironment<PaymentsConfig>, work: (disputes: DisputesService) => Promise<T>): Promise<T> {
   return withPaymentsContext(env, async (ctx) => {
-    try {
-      return await work(createDisputes(ctx, createMerchantsService(ctx)))
-    } catch (error) {
-      if (isAppError(error)) {
-        const details = Array.isArray(error.details)
-          ? (error.details as Array<{ field: string; message: string }>).map((item) => `${item.field}: ${item.message}`).join('; ')
-          : error.message
-        throw new CommandError(details)
-      }
-      throw error
-    }
+    return refusalsAsCommandErrors(async () => work(createDisputes(ctx, createMerchantsService(ctx))))
   })
 }
 

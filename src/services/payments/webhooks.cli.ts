@@ -1,5 +1,4 @@
-import { type CliOutput, type Command, CommandError, type CommandGroup, integerOption, jsonOption, printResult, requireOption, UsageError } from '../../core/cli/command.ts'
-import { isAppError } from '../../core/errors/app-error.ts'
+import { type CliOutput, type Command, CommandError, refusalsAsCommandErrors, type CommandGroup, integerOption, jsonOption, printResult, requireOption, UsageError } from '../../core/cli/command.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
 import { createWebhookSecrets, withPaymentsContext } from './compose.ts'
 import type { PaymentsConfig } from './config.ts'
@@ -20,17 +19,7 @@ function withWebhooks<T>(env: ServiceCliEnvironment<PaymentsConfig>, work: (webh
         return merchant
       },
     }
-    try {
-      return await work(createWebhooksService({ ctx, merchants, secrets: await createWebhookSecrets(deps) }))
-    } catch (error) {
-      if (isAppError(error)) {
-        const details = Array.isArray(error.details)
-          ? (error.details as Array<{ field: string; message: string }>).map((item) => `${item.field}: ${item.message}`).join('; ')
-          : error.message
-        throw new CommandError(details)
-      }
-      throw error
-    }
+    return refusalsAsCommandErrors(async () => work(createWebhooksService({ ctx, merchants, secrets: await createWebhookSecrets(deps) })))
   })
 }
 
