@@ -40,7 +40,11 @@ export const paymentsSection = defineSection(
     ),
     PAYMENTS_WEBHOOK_ALLOW_HTTP: Type.Boolean({
       default: false,
-      description: '"true" accepts http:// webhook URLs for any host and merchant (development, private networks); otherwise https is required, except http to a loopback host for test merchants',
+      description: '"true" accepts http:// webhook URLs for any host and merchant, and private addresses (development); otherwise https is required, except http to a loopback host for test merchants',
+    }),
+    PAYMENTS_WEBHOOK_ALLOW_PRIVATE: Type.Boolean({
+      default: false,
+      description: '"true" lets webhooks go to private, loopback and link-local addresses (receivers inside the operator\'s network); otherwise only public addresses, checked at every connection',
     }),
     PAYMENTS_WEBHOOK_DELIVERY: Type.Boolean({ default: true, description: '"false" stops this instance from sending webhooks (another instance sends them)' }),
     PAYMENTS_WEBHOOK_TIMEOUT: Type.String({ pattern: DURATION_PATTERN, default: '10s', description: 'how long a webhook delivery waits for the endpoint to answer, e.g. 10s' }),
@@ -72,6 +76,8 @@ export const paymentsSection = defineSection(
     webhooks: {
       key: env.PAYMENTS_WEBHOOK_KEY,
       allowHttp: env.PAYMENTS_WEBHOOK_ALLOW_HTTP,
+      /** Development (ALLOW_HTTP) sends to private receivers as well. */
+      allowPrivate: env.PAYMENTS_WEBHOOK_ALLOW_PRIVATE || env.PAYMENTS_WEBHOOK_ALLOW_HTTP,
       delivery: env.PAYMENTS_WEBHOOK_DELIVERY,
       timeoutMs: parseDuration(env.PAYMENTS_WEBHOOK_TIMEOUT),
       retryWindowMs: parseDuration(env.PAYMENTS_WEBHOOK_RETRY_WINDOW),

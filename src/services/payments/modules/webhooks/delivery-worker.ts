@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { fetch } from 'undici'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../../../core/clock.ts'
 import type { DialectName } from '../../../../core/db/create-db.ts'
@@ -9,6 +10,7 @@ import type { PaymentsTables } from '../../tables.ts'
 import type { SecretBox } from './webhooks.keys.ts'
 import * as repo from './webhooks.repository.ts'
 import { eventBody, signatureHeader } from './webhooks.signing.ts'
+import { connectRefusal, DestinationRefused, guardedDispatcher } from './webhook-destination.ts'
 
 /** Deliveries claimed (and sent concurrently) per round. */
 const BATCH = 10
@@ -37,7 +39,7 @@ export interface DeliveryWorkerDeps {
   ids: IdGenerator
   scheduler: Scheduler
   secrets: SecretBox
-  config: { timeoutMs: number; retryWindowMs: number; pollMs: number }
+  config: { timeoutMs: number; retryWindowMs: number; pollMs: number; allowPrivate: boolean }
   log: FastifyBaseLogger
   /** For the jitter (tests pin it). */
   random?: () => number
@@ -70,6 +72,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   let busy: Promise<void> | undefined
   let wanted = false
   const stopping = new AbortController()
+  const destinationPolicy = { allowPrivate: config.allowPrivate }
+  // Connections resolve names through the policy; closed on stop, so no socket outlives the worker.
+  const dispatcher = guardedDispatcher(destinationPolicy)
 
   function schedule(ms: number): void {
     timer?.cancel()
@@ -110,9 +115,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
     if (secret === undefined) return { ok: false, status: null, error: 'the signing secret cannot be opened (is PAYMENTS_WEBHOOK_KEY the key it was sealed with?)', latencyMs: 0 }
     const body = eventBody({ id: delivery.event_id, type: delivery.type, created: delivery.event_created, data: delivery.data })
     const unix = Math.floor(clock.now().getTime() / 1000)
+    const refused = connectRefusal(new URL(delivery.url), destinationPolicy)
+    if (refused) return { ok: false, status: null, error: `refused: ${refused}`, latencyMs: 0 }
     const timeout = AbortSignal.timeout(config.timeoutMs)
     try {
       const response = await fetch(delivery.url, {
+        dispatcher,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -133,6 +141,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       if (stopping.signal.aborted) return { ok: false, status: null, error: null, latencyMs: elapsed(), interrupted: true }
       if (timeout.aborted) return { ok: false, status: null, error: `no answer within ${config.timeoutMs} ms`, latencyMs: elapsed() }
       const cause = (error as { cause?: { code?: string; message?: string } }).cause
+      if (cause instanceof DestinationRefused) return { ok: false, status: null, error: `refused: ${cause.message}`, latencyMs: elapsed() }
       return { ok: false, status: null, error: `could not connect: ${cause?.code ?? cause?.message ?? (error as Error).message}`, latencyMs: elapsed() }
     }
   }
@@ -224,6 +233,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       timer = undefined
       stopping.abort()
       await busy
+      await dispatcher.close()
     },
   }
 }

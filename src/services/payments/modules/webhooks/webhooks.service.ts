@@ -1,4 +1,3 @@
-import ipaddr from 'ipaddr.js'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { PaymentsContext } from '../../context.ts'
@@ -6,6 +5,7 @@ import type { DeliveryAttemptsTable, EventDeliveriesTable, EventsTable } from '.
 import type { SecretBox } from './webhooks.keys.ts'
 import { newSigningSecret } from './webhooks.keys.ts'
 import { subscribes } from './event-recorder.ts'
+import { isLoopbackHost, literalAddressRefusal } from './webhook-destination.ts'
 import { webhookErrors } from './webhooks.errors.ts'
 import * as repo from './webhooks.repository.ts'
 import type { AttemptDto, CreateWebhookInput, DeliveryDto, EventDto, WebhookDto } from './webhooks.schemas.ts'
@@ -49,19 +49,14 @@ function toDelivery(row: EventDeliveriesTable, attempts: DeliveryAttemptsTable[]
   }
 }
 
-function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
-  if (host === 'localhost' || host.endsWith('.localhost')) return true
-  if (!ipaddr.isValid(host)) return false
-  return ipaddr.process(host).range() === 'loopback'
-}
-
 /**
- * A webhook URL: absolute, https, without credentials or fragment. Plain http is taken for a
- * loopback host (127.0.0.0/8, ::1, localhost) when the merchant is a test merchant (a receiver
- * on the developer's machine), or anywhere when PAYMENTS_WEBHOOK_ALLOW_HTTP is set.
+ * A webhook URL: absolute, https, without credentials or fragment, not at a literal private or
+ * loopback address (webhook-destination.ts; names are checked at each connection). Plain http
+ * is taken for a loopback host (127.0.0.0/8, ::1, localhost) when the merchant is a test
+ * merchant (a receiver on the developer's machine), or anywhere when PAYMENTS_WEBHOOK_ALLOW_HTTP
+ * is set.
  */
-function checkWebhookUrl(text: string, options: { testMerchant: boolean; allowHttp: boolean }): string {
+function checkWebhookUrl(text: string, options: { testMerchant: boolean; allowHttp: boolean; allowPrivate: boolean }): string {
   let url: URL
   try {
     url = new URL(text)
@@ -70,14 +65,14 @@ function checkWebhookUrl(text: string, options: { testMerchant: boolean; allowHt
   }
   if (url.username !== '' || url.password !== '') throw webhookErrors.badUrl('must not carry a user name or password')
   if (url.hash !== '') throw webhookErrors.badUrl('must not have a fragment (#…)')
-  if (url.protocol === 'https:') return url.href
-  if (url.protocol !== 'http:') throw webhookErrors.badUrl('must be an https URL')
-  if (options.allowHttp) return url.href
-  if (isLoopback(url.hostname)) {
-    if (options.testMerchant) return url.href
-    throw webhookErrors.badUrl('must be https: plain http to a loopback host is for test merchants only')
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw webhookErrors.badUrl('must be an https URL')
+  if (url.protocol === 'http:' && !options.allowHttp) {
+    if (!isLoopbackHost(url.hostname)) throw webhookErrors.badUrl('must be https (plain http only to 127.0.0.1, ::1 or localhost, for test merchants)')
+    if (!options.testMerchant) throw webhookErrors.badUrl('must be https: plain http to a loopback host is for test merchants only')
   }
-  throw webhookErrors.badUrl('must be https (plain http only to 127.0.0.1, ::1 or localhost, for test merchants)')
+  const refused = literalAddressRefusal(url, { allowPrivate: options.allowPrivate }, options.testMerchant)
+  if (refused) throw webhookErrors.badUrl(`must not point into a private network: ${refused}`)
+  return url.href
 }
 
 export interface WebhooksDeps {
@@ -127,7 +122,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
     /** Registers an endpoint; the answer carries the signing secret, the only time it is shown. */
     async create(appId: string, merchantId: string, input: CreateWebhookInput): Promise<WebhookDto & { secret: string }> {
       const merchant = await merchants.requireMerchant(appId, merchantId)
-      const url = checkWebhookUrl(input.url, { testMerchant: merchant.test === 1, allowHttp: ctx.config.webhooks.allowHttp })
+      const url = checkWebhookUrl(input.url, { testMerchant: merchant.test === 1, allowHttp: ctx.config.webhooks.allowHttp, allowPrivate: ctx.config.webhooks.allowPrivate })
       const id = ctx.ids.timeOrdered()
       const secret = newSigningSecret()
       const row = {
