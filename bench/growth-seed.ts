@@ -75,7 +75,7 @@ export interface PaymentsSeed {
 export async function seedPayments(
   db: Kysely<PaymentsTables>,
   dialect: DialectName,
-  options: { count: number; merchantIds: [string, string]; probes: number },
+  options: { count: number; merchantIds: [string, string]; probes: number; page: number },
 ): Promise<PaymentsSeed> {
   const { count, merchantIds } = options
   const merchants = await db.selectFrom('payments_merchants').select(['id', 'test', 'descriptor', 'currency', 'fee_rate_ppm', 'fee_flat']).where('id', 'in', merchantIds).execute()
@@ -188,8 +188,9 @@ export async function seedPayments(
     ofMeasured.filter((row) => row.captured_amount === 0),
     options.probes,
   ).map((row) => row.id)
-  // Newest first, so the deep end is the oldest: the cursor 1 % from it.
-  const deepCursor = ofMeasured[Math.floor(ofMeasured.length * 0.01)]?.id ?? ofMeasured[0].id
+  // Newest first, so the deep end is the oldest: the cursor 1 % from it, but never so close that
+  // the page is short (at 10^3, 1 % leaves 5 older rows: a page of 5 is not a page of 50).
+  const deepCursor = ofMeasured[Math.max(Math.floor(ofMeasured.length * 0.01), options.page)]?.id ?? ofMeasured[0].id
   return { readProbes, captureProbes, deepCursor }
 }
 

@@ -169,7 +169,7 @@ async function deploy(engine: DialectName, size: number): Promise<Deployment> {
   let avatar: AvatarSeed
   let bytes: Deployment['bytes']
   try {
-    payments = await seedPayments(seeder.db as Kysely<PaymentsTables>, engine, { count: size, merchantIds, probes: PROBES })
+    payments = await seedPayments(seeder.db as Kysely<PaymentsTables>, engine, { count: size, merchantIds, probes: PROBES, page: PAGE })
     avatar = await seedAvatar(seeder.db as Kysely<ChatTables>, engine, {
       messages: size,
       sessions: Math.min(10_000, Math.floor(size / 2)),
@@ -216,7 +216,7 @@ const routes: Route[] = [
     load: (d) => ({ method: 'GET', paths: [`/merchants/${d.merchantId}/transactions?limit=${PAGE}`], auth: true }),
   },
   {
-    name: `transactions list, deep page (before = 1 % from the oldest)`,
+    name: `transactions list, deep page (before = 1 % from the oldest, at least a full page)`,
     load: (d) => ({ method: 'GET', paths: [`/merchants/${d.merchantId}/transactions?limit=${PAGE}&before=${d.payments.deepCursor}`], auth: true }),
   },
   {

@@ -6,6 +6,13 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import type { Kysely } from 'kysely'
+import { systemClock } from '../src/core/clock.ts'
+import type { DialectName } from '../src/core/db/create-db.ts'
+import { createIdGenerator } from '../src/core/ids.ts'
+import { cardExpiry, recordTransaction } from '../src/services/payments/modules/transactions/index.ts'
+import { createEventRecorder } from '../src/services/payments/modules/webhooks/index.ts'
+import type { PaymentsTables } from '../src/services/payments/tables.ts'
 import { freePort } from '../test/helpers/free-port.ts'
 
 /** One result of a benchmark, as `npm run bench` (bench/run.ts) collects them into its table. */
@@ -220,3 +227,77 @@ export async function printPostCeiling(baselineUrl: string, body: string, option
 }
 
 export { freePort }
+
+const seedIds = createIdGenerator(systemClock)
+const seedEvents = createEventRecorder({ ids: seedIds, clock: systemClock })
+
+/**
+ * Authorizations written straight into a payments database the way the transactions module
+ * records them (faster than the checkout flow, and what a capture benchmark needs): `amount`
+ * minor units each (by default 10 000 000.00 EUR, room for many 1-cent captures), on a test
+ * merchant.
+ */
+export async function seedAuthorizations(
+  db: Kysely<PaymentsTables>,
+  dialect: DialectName,
+  merchantId: string,
+  count: number,
+  options: { amount?: number; tds?: 'full' } = {},
+): Promise<string[]> {
+  const made: string[] = []
+  for (let index = 0; index < count; index++) {
+    const row = await recordTransaction(
+      { db, database: { dialect }, ids: seedIds, clock: systemClock, events: seedEvents },
+      {
+        merchant: { id: merchantId, test: 1, descriptor: 'BENCH' },
+        amount: options.amount ?? 1_000_000_000,
+        currency: 'EUR',
+        card: { ref: null, bin: '410000', last4: '0000', expiry: cardExpiry(2030, 8), scheme: 'visa', codePresent: true },
+        ...(options.tds ? { tds: options.tds } : {}),
+        recurring: false,
+      },
+    )
+    made.push(row.id)
+  }
+  return made
+}
+
+interface CpuProfileFile {
+  nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>
+  startTime: number
+  samples: number[]
+  timeDeltas: number[]
+}
+
+/** One function's busy time in a profile. */
+export interface ProfileSelfTime {
+  functionName: string
+  url: string
+  lineNumber: number
+  us: number
+}
+
+/**
+ * Self time per function of a V8 .cpuprofile within `windows` (CLOCK_MONOTONIC µs, as
+ * process.hrtime: the measured rounds, not start-up), idle left out. `busyUs` is their sum.
+ */
+export function profileSelfTimes(path: string, windows: Array<[number, number]>): { busyUs: number; functions: ProfileSelfTime[] } {
+  const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfileFile
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const self = new Map<number, number>()
+  let busyUs = 0
+  let at = profile.startTime
+  profile.samples.forEach((id, index) => {
+    const delta = profile.timeDeltas[index] ?? 0
+    at += delta
+    const node = byId.get(id)
+    // Time spent waiting for work is not cost.
+    if (!node || node.callFrame.functionName === '(idle)' || !windows.some(([from, to]) => at >= from && at < to)) return
+    busyUs += delta
+    self.set(id, (self.get(id) ?? 0) + delta)
+  })
+  const functions = [...self.entries()].map(([id, us]) => ({ ...(byId.get(id)?.callFrame ?? { functionName: '', url: '', lineNumber: 0 }), us }))
+  return { busyUs, functions }
+}
+
+export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n)

@@ -24,7 +24,7 @@ import { migrations } from '../src/services/payments/migrations/index.ts'
 import { cardExpiry, recordTransaction } from '../src/services/payments/modules/transactions/index.ts'
 import { createEventRecorder } from '../src/services/payments/modules/webhooks/index.ts'
 import type { PaymentsTables } from '../src/services/payments/tables.ts'
-import { compare, measure, printComparison, reportRow, smoke, startBaseline, startTriad, toMeasurement, basicAuth } from './lib.ts'
+import { compare, measure, printComparison, reportRow, seedAuthorizations, smoke, startBaseline, startTriad, toMeasurement, basicAuth } from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -102,41 +102,14 @@ async function seed(url: string, db: Kysely<PaymentsTables>, dialect: DialectNam
     }),
   })
   const merchant = ((await created.json()) as { merchant: { id: string; test: boolean; descriptor: string } }).merchant
-  const transactionIds: string[] = []
-  for (let index = 0; index < count; index++) {
-    const row = await recordTransaction(
-      { db, database: { dialect }, ids, clock: systemClock, events },
-      {
-        merchant: { id: merchant.id, test: 1, descriptor: merchant.descriptor },
-        amount: 1_000_000_000,
-        currency: 'EUR',
-        card: { ref: null, bin: '410000', last4: '0000', expiry: cardExpiry(2030, 8), scheme: 'visa', codePresent: true },
-        recurring: false,
-      },
-    )
-    transactionIds.push(row.id)
-  }
+  const transactionIds = await seedAuthorizations(db, dialect, merchant.id, count)
   return { key, transactionIds }
 }
 
 /** More authorizations on the merchant of an existing transaction. */
 async function seedMore(db: Kysely<PaymentsTables>, existingId: string, count: number, amount = 10_000): Promise<{ transactionIds: string[] }> {
   const { merchant_id } = await db.selectFrom('payments_transactions').select('merchant_id').where('id', '=', existingId).executeTakeFirstOrThrow()
-  const transactionIds: string[] = []
-  for (let index = 0; index < count; index++) {
-    const row = await recordTransaction(
-      { db, database: { dialect: 'sqlite' }, ids, clock: systemClock, events },
-      {
-        merchant: { id: merchant_id, test: 1, descriptor: 'BENCH' },
-        amount,
-        currency: 'EUR',
-        card: { ref: null, bin: '410000', last4: '0000', expiry: cardExpiry(2030, 8), scheme: 'visa', codePresent: true },
-        recurring: false,
-      },
-    )
-    transactionIds.push(row.id)
-  }
-  return { transactionIds }
+  return { transactionIds: await seedAuthorizations(db, 'sqlite', merchant_id, count, { amount }) }
 }
 
 /** Fresh authorizations for one more round of captures, on the merchant of `existingId`. */

@@ -56,7 +56,7 @@ const benchmarks: Benchmark[] = [
   { name: 'avatar-speech', file: 'bench/avatar-speech.ts', smokeArgs: ['--smoke'] },
   { name: 'avatar-llm-client', file: 'bench/avatar-llm-client.ts', smokeArgs: ['--smoke'] },
   { name: 'core-utilities', file: 'bench/core-utilities.ts', smokeArgs: ['--smoke'] },
-  { name: 'metrics-overhead', file: 'bench/metrics-overhead.ts', smokeArgs: ['--smoke'] },
+  { name: 'metrics-overhead', file: 'bench/metrics-overhead.ts', args: ['--profile'], smokeArgs: ['--smoke'] },
   { name: 'growth', file: 'bench/growth.ts', smokeArgs: ['--smoke'] },
   { name: 'scaling', file: 'bench/scaling.ts', smokeArgs: ['--smoke'] },
   { name: 'peer', file: 'bench/peer/run.ts', smokeArgs: ['--quick'], unavailable: peerUnavailable },
@@ -84,7 +84,7 @@ async function run(benchmark: Benchmark): Promise<void> {
     else console.log(`  ${line}`)
   }
   const code = child.exitCode ?? (await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode))))
-  rows.push(...own)
+  rows.push(...own.map((row) => ({ ...row, benchmark: benchmark.name })))
   if (code !== 0) {
     crashed.push(benchmark.name)
     rows.push({ benchmark: benchmark.name, measure: `${benchmark.name}: crashed`, target: '—', figure: `exit code ${code}`, met: false, command: commandLine })
@@ -95,16 +95,32 @@ for (const benchmark of benchmarks) if (!only || only.has(benchmark.name)) await
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ')
 const met = (value: boolean | null) => (value === null ? '—' : value ? 'yes' : '**no**')
-const table = [
-  '| measure | target | figure | met | command |',
-  '|---|---|---|---|---|',
-  ...rows.map((row) => `| ${cell(row.measure)} | ${cell(row.target)} | ${cell(row.figure)} | ${met(row.met)} | \`${cell(row.command)}\` |`),
-].join('\n')
+const tableLine = (row: BenchRow) => `| ${cell(row.measure)} | ${cell(row.target)} | ${cell(row.figure)} | ${met(row.met)} | \`${cell(row.command)}\` |`
+const tableLines = rows.map(tableLine)
+const header = ['| measure | target | figure | met | command |', '|---|---|---|---|---|']
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, Node ${process.version}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, load average ${load} at the end, ${Math.round((Date.now() - started) / 60_000)} min${values.smoke ? ', smoke run' : ''}`
 
-console.log(`\n${table}\n\nMachine: ${machine}`)
+console.log(`\n${[...header, ...tableLines].join('\n')}\n\nMachine: ${machine}`)
 if (crashed.length > 0) console.log(`Crashed: ${crashed.join(', ')}`)
+
+/**
+ * The README's table after this run: all of it after a full run; after `--only`, the rows of the
+ * benchmarks that ran replace theirs (found by the file in the command column) and the others
+ * stay, in the order of `benchmarks`, with the re-run named beside the machine.
+ */
+function readmeTable(previous: string): string {
+  if (!only) return `${[...header, ...tableLines].join('\n')}\n\nMachine: ${machine}.`
+  const previousLines = previous.split('\n').filter((line) => line.startsWith('| ') && !header.includes(line))
+  const fileOf = (line: string) => /`node ([^ `]+)/.exec(line)?.[1]
+  const merged = benchmarks.flatMap((benchmark) =>
+    only.has(benchmark.name) ? rows.filter((row) => row.benchmark === benchmark.name).map(tableLine) : previousLines.filter((line) => fileOf(line) === benchmark.file),
+  )
+  // A re-run line stays while one of the benchmarks it names still has its rows from then.
+  const stillShown = (line: string) => (/^Re-run ([^:]+):/.exec(line)?.[1] ?? '').split(', ').some((name) => !only.has(name))
+  const previousMachine = previous.split('\n').filter((line) => line.startsWith('Machine: ') || (line.startsWith('Re-run') && stillShown(line)))
+  return `${[...header, ...merged].join('\n')}\n\n${previousMachine.join('\n')}\nRe-run ${[...only].join(', ')}: ${machine}.`
+}
 
 if (values.readme) {
   const path = join(root, 'bench/README.md')
@@ -112,7 +128,8 @@ if (values.readme) {
   const start = readme.indexOf('<!-- table -->')
   const end = readme.indexOf('<!-- /table -->')
   if (start < 0 || end < start) throw new Error('bench/README.md has no <!-- table --> … <!-- /table --> markers')
-  writeFileSync(path, `${readme.slice(0, start)}<!-- table -->\n${table}\n\nMachine: ${machine}.\n${readme.slice(end)}`)
+  const previous = readme.slice(start + '<!-- table -->'.length, end)
+  writeFileSync(path, `${readme.slice(0, start)}<!-- table -->\n${readmeTable(previous)}\n${readme.slice(end)}`)
   console.log('bench/README.md updated')
 }
 process.exitCode = crashed.length > 0 ? 1 : 0

@@ -17,13 +17,9 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { parseArgs } from 'node:util'
 import type { Kysely } from 'kysely'
-import { systemClock } from '../src/core/clock.ts'
 import { createDb } from '../src/core/db/create-db.ts'
-import { createIdGenerator } from '../src/core/ids.ts'
-import { cardExpiry, recordTransaction } from '../src/services/payments/modules/transactions/index.ts'
 import type { PaymentsTables } from '../src/services/payments/tables.ts'
-import { createEventRecorder } from '../src/services/payments/modules/webhooks/index.ts'
-import { basicAuth, cpuMicros, reportRow, type RunningServer, smoke, startBaseline, startTriad, verdict } from './lib.ts'
+import { basicAuth, cpuMicros, monotonicUs, profileSelfTimes, reportRow, type RunningServer, seedAuthorizations as seedAuthorizationRows, smoke, startBaseline, startTriad, verdict } from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -39,7 +35,6 @@ const rounds = smoke ? 1 : Number(values.rounds)
 const durationSeconds = smoke ? 1 : Number(values.duration)
 const connections = Number(values.connections)
 const routes = new Set(values.routes.split(','))
-const ids = createIdGenerator(systemClock)
 const work = mkdtempSync(join(tmpdir(), 'triad-yardsticks-'))
 const command = (route: string) => `node bench/yardsticks.ts --routes ${route}`
 
@@ -148,22 +143,7 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
 async function seedAuthorizations(merchantId: string, count: number): Promise<string[]> {
   const database = await createDb(`sqlite:${triadDb}`)
   try {
-    const made: string[] = []
-    for (let index = 0; index < count; index++) {
-      const row = await recordTransaction(
-        { db: database.db as Kysely<PaymentsTables>, database, ids, clock: systemClock, events: createEventRecorder({ ids, clock: systemClock }) },
-        {
-          merchant: { id: merchantId, test: 1, descriptor: 'BENCH' },
-          amount: 1_000_000_000,
-          currency: 'EUR',
-          card: { ref: null, bin: '411111', last4: '1111', expiry: cardExpiry(2030, 12), scheme: 'visa', codePresent: true },
-          tds: 'full',
-          recurring: false,
-        },
-      )
-      made.push(row.id)
-    }
-    return made
+    return await seedAuthorizationRows(database.db as Kysely<PaymentsTables>, database.dialect, merchantId, count, { tds: 'full' })
   } finally {
     await database.destroy()
   }
@@ -233,48 +213,32 @@ function groupOf(functionName: string, url: string): string {
 }
 
 /**
- * Self time of a V8 .cpuprofile from `fromUs` on (CLOCK_MONOTONIC µs, as process.hrtime: the
- * measured rounds, not start-up), idle left out: the `top` functions and packages, as shares of
- * the busy time. Empty when no busy sample is that late (the launcher's profile before its exec).
+ * Self time of a V8 .cpuprofile from `fromUs` on (the measured rounds, not start-up): the `top`
+ * functions and packages, as shares of the busy time. Empty when no busy sample is that late
+ * (the launcher's profile before its exec).
  */
 function summariseProfile(path: string, fromUs: number, top = 12): string[] {
-  const profile = JSON.parse(readFileSync(path, 'utf8')) as {
-    nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>
-    startTime: number
-    samples: number[]
-    timeDeltas: number[]
-  }
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const { busyUs, functions } = profileSelfTimes(path, [[fromUs, Number.POSITIVE_INFINITY]])
+  if (busyUs === 0) return []
   const self = new Map<string, number>()
   const groups = new Map<string, number>()
-  let total = 0
-  let at = profile.startTime
-  profile.samples.forEach((id, index) => {
-    const node = byId.get(id)
-    const delta = profile.timeDeltas[index] ?? 0
-    at += delta
-    // Time spent waiting for work is not cost.
-    if (at < fromUs || !node || node.callFrame.functionName === '(idle)') return
-    total += delta
-    const { functionName, url, lineNumber } = node.callFrame
+  for (const { functionName, url, lineNumber, us } of functions) {
     const where = url ? `${url.replace(/^file:\/\/.*?\/(node_modules|src)\//, '$1/')}:${lineNumber + 1}` : ''
     const name = `${functionName || '(anonymous)'} ${where}`.trim()
-    self.set(name, (self.get(name) ?? 0) + delta)
+    self.set(name, (self.get(name) ?? 0) + us)
     const group = groupOf(functionName, url)
-    groups.set(group, (groups.get(group) ?? 0) + delta)
-  })
-  if (total === 0) return []
+    groups.set(group, (groups.get(group) ?? 0) + us)
+  }
   const share = (entries: Map<string, number>) =>
     [...entries.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
-      .map(([name, us]) => `${((100 * us) / total).toFixed(1).padStart(5)} %  ${name}`)
-  return [`busy ${(total / 1e6).toFixed(1)} s CPU in the measured rounds; by package:`, ...share(groups), 'by function (self time):', ...share(self)]
+      .map(([name, us]) => `${((100 * us) / busyUs).toFixed(1).padStart(5)} %  ${name}`)
+  return [`busy ${(busyUs / 1e6).toFixed(1)} s CPU in the measured rounds; by package:`, ...share(groups), 'by function (self time):', ...share(self)]
 }
 
 /** When the first measured round began (CLOCK_MONOTONIC µs): profiles are summarised from there. */
 let measuredFromUs = Number.POSITIVE_INFINITY
-const monotonicUs = () => Number(process.hrtime.bigint() / 1000n)
 
 try {
   // Setup over HTTP, as clients do; the answers give the yardsticks Triad's bytes.

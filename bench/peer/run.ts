@@ -341,7 +341,7 @@ try {
           target: '≥ 5×, lower p99',
           figure: `${ratioValue.toFixed(1)}× (${fixed(t.requestsPerSecond)} vs ${fixed(f.requestsPerSecond)} req/s; p99 ${fixed(t.latencyP99Ms, 1)} vs ${fixed(f.latencyP99Ms, 1)} ms; RSS ${fixed(t.rssMb)} vs ${fixed(f.rssMb)} MB)`,
           met: values.quick ? null : ratioValue >= 5 && t.latencyP99Ms < f.latencyP99Ms,
-          command: 'npm run bench:peer',
+          command: 'node bench/peer/run.ts',
         })
       }
     }

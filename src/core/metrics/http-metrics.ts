@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { once } from 'node:events'
-import { Counter, Histogram } from 'prom-client'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { coreError } from '../errors/codes.ts'
+import { boundCounter, boundHistogram } from './bound-series.ts'
 import { LATENCY_BUCKETS, type PrometheusMetrics } from './registry.ts'
 
 export interface MetricsEndpointOptions {
@@ -30,28 +30,26 @@ interface Recorders {
  * port, where the bearer token is then required (the caller guarantees one of the two).
  */
 export function installMetrics(app: FastifyInstance, metrics: PrometheusMetrics, options: MetricsEndpointOptions): void {
-  const requests = new Counter({
+  const requests = boundCounter(metrics.registry, {
     name: 'http_requests_total',
     help: 'HTTP responses sent, by route pattern, method and status',
     labelNames: ['route', 'method', 'status'],
-    registers: [metrics.registry],
   })
-  const durations = new Histogram({
+  const durations = boundHistogram(metrics.registry, {
     name: 'http_request_duration_seconds',
     help: 'Time from the request to the end of its response (a whole stream for SSE), by route pattern, method and status',
     labelNames: ['route', 'method', 'status'],
     buckets: LATENCY_BUCKETS,
-    registers: [metrics.registry],
   })
-  // prom-client hashes a label set on every call; the children of each (route, method, status)
-  // are looked up once. The keys are bounded: route patterns × methods × statuses.
+  // The series of each (route, method, status) are looked up once; the keys are bounded:
+  // route patterns × methods × statuses.
   const children = new Map<string, Recorders>()
   const recordersFor = (route: string, method: string, status: number): Recorders => {
     const key = `${status} ${method} ${route}`
     let recorders = children.get(key)
     if (!recorders) {
       const labels = { route, method, status: String(status) }
-      recorders = { count: requests.labels(labels), latency: durations.labels(labels) }
+      recorders = { count: requests(labels), latency: durations(labels) }
       children.set(key, recorders)
     }
     return recorders

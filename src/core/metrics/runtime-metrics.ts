@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis'
-import { Gauge, Histogram } from 'prom-client'
+import { Gauge } from 'prom-client'
+import { boundHistogram } from './bound-series.ts'
 import type { Database } from '../db/create-db.ts'
 import { within } from '../timeout.ts'
 import { LATENCY_BUCKETS, type PrometheusMetrics } from './registry.ts'
@@ -22,12 +23,11 @@ function operationOf(sql: string): string {
  */
 export function installRuntimeMetrics(metrics: PrometheusMetrics, deps: { database: Database; redis?: Redis }): void {
   const { database, redis } = deps
-  const queries = new Histogram({
+  const queries = boundHistogram(metrics.registry, {
     name: 'triad_db_query_duration_seconds',
     help: 'Time a database statement took, by dialect, first keyword and outcome',
     labelNames: ['dialect', 'operation', 'outcome'],
     buckets: [0.00005, 0.0001, ...LATENCY_BUCKETS],
-    registers: [metrics.registry],
   })
   const children = new Map<string, { observe(value: number): void }>()
   database.observeQueries((query) => {
@@ -36,7 +36,7 @@ export function installRuntimeMetrics(metrics: PrometheusMetrics, deps: { databa
     const key = `${operation} ${outcome}`
     let child = children.get(key)
     if (!child) {
-      child = queries.labels({ dialect: database.dialect, operation, outcome })
+      child = queries({ dialect: database.dialect, operation, outcome })
       children.set(key, child)
     }
     child.observe(query.durationMs / 1000)
