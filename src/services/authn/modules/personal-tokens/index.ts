@@ -1,0 +1,11 @@
+export { personalTokensRoutes } from './personal-tokens.routes.ts'
+export { toTokenResponse } from './personal-tokens.schemas.ts'
+export {
+  createPersonalTokensService,
+  isPersonalToken,
+  type LoadedPersonalToken,
+  type PersonalTokenCheck,
+  type PersonalTokensService,
+  type TokenScope,
+} from './personal-tokens.service.ts'
+export type { PersonalTokensTables } from './personal-tokens.table.ts'
