@@ -11,7 +11,7 @@ export interface LoginAsEntry {
 }
 
 /** What changed: a session, personal access token or passkey created or ended. */
-export type ChangeAction = 'session.revoke' | 'token.create' | 'token.revoke' | 'passkey.register' | 'passkey.remove'
+type ChangeAction = 'session.revoke' | 'token.create' | 'token.revoke' | 'passkey.register' | 'passkey.remove'
 
 /** One change to an eperson's credentials, by whom (an eperson, or the operator at the command line). */
 export interface ChangeEntry {
@@ -26,7 +26,7 @@ export interface ChangeEntry {
 }
 
 /** Where a change is written: a request's logger, or the command line's. */
-export interface AuditLogger {
+interface AuditLogger {
   info(object: object, message: string): void
 }
 

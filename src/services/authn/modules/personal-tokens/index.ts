@@ -3,7 +3,6 @@ export { toTokenResponse } from './personal-tokens.schemas.ts'
 export {
   createPersonalTokensService,
   isPersonalToken,
-  type LoadedPersonalToken,
   type PersonalTokenCheck,
   type PersonalTokensService,
   type TokenScope,

@@ -9,11 +9,11 @@ import * as repo from './personal-tokens.repository.ts'
 import type { PersonalTokenRow, PersonalTokensTables } from './personal-tokens.table.ts'
 
 /** Every personal access token starts with this, so scanners and people recognise one (and the server tells it from a JWT). */
-export const PERSONAL_TOKEN_PREFIX = 'triad_pat_'
+const PERSONAL_TOKEN_PREFIX = 'triad_pat_'
 export const TOKEN_SCOPES = ['read', 'full'] as const
 export type TokenScope = (typeof TOKEN_SCOPES)[number]
 /** What `authenticationMethod` says for a request made with a personal access token. */
-export const PERSONAL_TOKEN_METHOD = 'token'
+const PERSONAL_TOKEN_METHOD = 'token'
 
 const MAX_LIFETIME_MS = 366 * 24 * 3_600_000
 const MAX_NAME_LENGTH = 100
@@ -23,7 +23,7 @@ const KEEP_DEAD_MS = 30 * 24 * 3_600_000
 const LAST_USED_INTERVAL_MS = 60_000
 const CACHE_MAX_ENTRIES = 10_000
 
-export interface LoadedPersonalToken extends repo.TokenWithEperson {
+interface LoadedPersonalToken extends repo.TokenWithEperson {
   lastUsedMs: number
 }
 

@@ -85,7 +85,7 @@ const VERIFIED_MAX_ENTRIES = 10_000
  * A session's last-seen time is written at most this often (per session, per instance, and
  * only when the stored one is older): an authenticated request costs no write in between.
  */
-export const LAST_SEEN_INTERVAL_MS = 60_000
+const LAST_SEEN_INTERVAL_MS = 60_000
 
 function toClaims(payload: JWTPayload): TokenClaims | undefined {
   const { eid, sg, authenticationMethod, iat, exp, jti, sid } = payload as Record<string, unknown>
