@@ -81,11 +81,11 @@ interface PageApi {
 }
 
 function createCredential(page: Page, options: unknown) {
-  return page.evaluate((json) => (window as unknown as PageApi).createCredential(json), options)
+  return page.evaluate((json) => (globalThis as unknown as PageApi).createCredential(json), options)
 }
 
 function getAssertion(page: Page, options: unknown) {
-  return page.evaluate((json) => (window as unknown as PageApi).getAssertion(json), options)
+  return page.evaluate((json) => (globalThis as unknown as PageApi).getAssertion(json), options)
 }
 
 /** A passkey login as a browser front end makes it: CSRF pair, options, the authenticator, the answer. */

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { ChangeEntry } from '../../../../src/services/authn/modules/audit/index.ts'
+import { summariseUserAgent } from '../../../../src/services/authn/modules/sessions/device.ts'
+import { createTestDatabase } from '../../../helpers/build-app.ts'
 import { ADMIN_EMAIL, addEperson, BrowserClient, loggedIn, startAuthn, statusOf } from '../helpers.ts'
 
 const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:132.0) Gecko/20100101 Firefox/132.0'
@@ -143,4 +145,54 @@ test('last seen is written at most once a minute per session, not on every reque
   clock.advance(10_000)
   await statusOf(app, client.token)
   assert.equal(await lastSeen(), '2026-01-01T00:01:00.000Z')
+})
+
+test('a User-Agent is summarised as browser, major version and system', () => {
+  const cases: Array<[string | undefined, string | null]> = [
+    ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.2903.70', 'Edge 131 on Windows'],
+    ['Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Safari/605.1.15', 'Safari 17 on macOS'],
+    ['Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36', 'Chrome 131 on Android'],
+    ['Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0', 'Firefox 133 on Linux'],
+    ['Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/131.0 Mobile/15E148 Safari/604.1', 'Chrome 131 on iOS'],
+    ['curl/8.5.0', 'curl 8'],
+    ['python-requests/2.32.3', 'Python requests 2'],
+    ['DSpace-harvester/1.0 (+https://example.org)', 'DSpace-harvester'],
+    ['', null],
+    [undefined, null],
+  ]
+  for (const [userAgent, expected] of cases) assert.equal(summariseUserAgent(userAgent), expected, String(userAgent))
+  assert.ok((summariseUserAgent('x'.repeat(1000)) ?? '').length <= 120)
+})
+
+test('a session revoked on one instance stops on another within AUTHN_REVOCATION_CACHE, as a logout does; the other session lives on', async (t) => {
+  const database = await createTestDatabase(t)
+  const a = await startAuthn(t, { AUTHN_REVOCATION_CACHE: '2s' }, { database })
+  const b = await startAuthn(t, { AUTHN_REVOCATION_CACHE: '2s' }, { database, clock: a.clock })
+  const laptop = await loggedIn(a.app, ADMIN_EMAIL)
+  const phone = await loggedIn(b.app, ADMIN_EMAIL)
+  for (const app of [a.app, b.app]) for (const token of [laptop.token, phone.token]) assert.equal((await statusOf(app, token)).body.authenticated, true)
+  const phoneSession = (await phone.request('GET', 'authn/sessions')).json()._embedded.sessions.find((item: { current: boolean }) => item.current)
+
+  // Revoked through instance A, the session's tokens stop on A at once…
+  assert.equal((await laptop.request('DELETE', `authn/sessions/${phoneSession.id}`)).statusCode, 204)
+  assert.equal((await statusOf(a.app, phone.token)).body.authenticated, false)
+  // …and on B, which may still serve its cached row, no later than the configured bound.
+  a.clock.advance(1_999)
+  assert.equal((await statusOf(b.app, phone.token)).body.authenticated, true)
+  a.clock.advance(1)
+  assert.equal((await statusOf(b.app, phone.token)).body.authenticated, false)
+  assert.equal((await statusOf(b.app, laptop.token)).body.authenticated, true)
+})
+
+test('with AUTHN_REVOCATION_CACHE=0s a session revoked on one instance is refused by the other on the very next request', async (t) => {
+  const database = await createTestDatabase(t)
+  const a = await startAuthn(t, { AUTHN_REVOCATION_CACHE: '0s' }, { database })
+  const b = await startAuthn(t, { AUTHN_REVOCATION_CACHE: '0s' }, { database, clock: a.clock })
+  const laptop = await loggedIn(a.app, ADMIN_EMAIL)
+  const phone = await loggedIn(b.app, ADMIN_EMAIL)
+  assert.equal((await statusOf(b.app, phone.token)).body.authenticated, true)
+  const phoneSession = (await phone.request('GET', 'authn/sessions')).json()._embedded.sessions.find((item: { current: boolean }) => item.current)
+  assert.equal((await laptop.request('DELETE', `authn/sessions/${phoneSession.id}`)).statusCode, 204)
+  assert.equal((await statusOf(b.app, phone.token)).body.authenticated, false)
+  assert.equal((await statusOf(b.app, laptop.token)).body.authenticated, true)
 })

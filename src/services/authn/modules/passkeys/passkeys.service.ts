@@ -1,6 +1,6 @@
 import {
   type AuthenticationResponseJSON,
-  type AuthenticatorTransportFuture,
+  type AuthenticatorTransport,
   generateAuthenticationOptions,
   generateRegistrationOptions,
   type PublicKeyCredentialCreationOptionsJSON,
@@ -40,8 +40,8 @@ function signedChallenge(clientDataJSON: string): string | undefined {
   }
 }
 
-function transportsOf(row: PasskeyRow): AuthenticatorTransportFuture[] {
-  return JSON.parse(row.transports) as AuthenticatorTransportFuture[]
+function transportsOf(row: PasskeyRow): AuthenticatorTransport[] {
+  return JSON.parse(row.transports) as AuthenticatorTransport[]
 }
 
 /**

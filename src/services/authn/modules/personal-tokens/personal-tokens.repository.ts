@@ -80,13 +80,13 @@ export async function revokeToken(db: DbExecutor, id: string, now: string): Prom
   return Number(result.numUpdatedRows) > 0
 }
 
-/** Records use of a token, unless another request (or instance) recorded it since `notSince`. */
+/** Records use of a token, unless another request (or instance) recorded it after `notSince`. */
 export async function touchToken(db: DbExecutor, id: string, now: string, notSince: string): Promise<void> {
   await db
     .updateTable('authn_personal_tokens')
     .set({ last_used_at: now })
     .where('id', '=', id)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', notSince)]))
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', notSince)]))
     .execute()
 }
 

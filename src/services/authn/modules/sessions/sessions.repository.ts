@@ -125,12 +125,12 @@ export async function deleteSession(db: DbExecutor, id: string): Promise<boolean
   return Number(result.numDeletedRows) > 0
 }
 
-/** Records use of a session, unless another request (or instance) recorded it since `notSince`. */
+/** Records use of a session, unless another request (or instance) recorded it after `notSince`. */
 export async function touchSession(db: DbExecutor, id: string, now: string, notSince: string): Promise<void> {
   await db
     .updateTable('authn_sessions')
     .set({ last_seen_at: now })
     .where('id', '=', id)
-    .where((eb) => eb.or([eb('last_seen_at', 'is', null), eb('last_seen_at', '<', notSince)]))
+    .where((eb) => eb.or([eb('last_seen_at', 'is', null), eb('last_seen_at', '<=', notSince)]))
     .execute()
 }
