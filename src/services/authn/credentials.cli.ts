@@ -1,11 +1,11 @@
-import { type CliOutput, type Command, type CommandGroup, jsonOption, printResult, refusalsAsCommandErrors, requireOption, UsageError } from '../../core/cli/command.ts'
+import { type CliOutput, type CommandGroup, jsonOption, printResult, refusalsAsCommandErrors, requireOption, UsageError } from '../../core/cli/command.ts'
 import type { Clock } from '../../core/clock.ts'
 import { parseDuration } from '../../core/config/duration.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
 import type { AuthnConfig } from './config.ts'
 import { type Actor, actorFor, requestLogAudit } from './modules/audit/index.ts'
-import { toPasskeyResponse } from './modules/passkeys/index.ts'
-import { type TokenScope, toTokenResponse } from './modules/personal-tokens/index.ts'
+import { toPasskeyResponse, toTokenResponse } from './modules/credentials/index.ts'
+import type { TokenScope } from './modules/personal-tokens/index.ts'
 import { createAuthnServices } from './services.ts'
 
 /** Rows per query while listing everything of one eperson. */

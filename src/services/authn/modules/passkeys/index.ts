@@ -1,4 +1,2 @@
-export { passkeysRoutes } from './passkeys.routes.ts'
-export { toPasskeyResponse } from './passkeys.schemas.ts'
-export { createPasskeysService, PASSKEY_METHOD } from './passkeys.service.ts'
-export type { PasskeysTables } from './passkeys.table.ts'
+export { createPasskeysService, PASSKEY_METHOD, type PasskeysService } from './passkeys.service.ts'
+export type { PasskeyRow, PasskeysTables } from './passkeys.table.ts'

@@ -1,10 +1,9 @@
-export { personalTokensRoutes } from './personal-tokens.routes.ts'
-export { toTokenResponse } from './personal-tokens.schemas.ts'
 export {
   createPersonalTokensService,
   isPersonalToken,
   type PersonalTokenCheck,
   type PersonalTokensService,
+  TOKEN_SCOPES,
   type TokenScope,
 } from './personal-tokens.service.ts'
-export type { PersonalTokensTables } from './personal-tokens.table.ts'
+export type { PersonalTokenRow, PersonalTokensTables } from './personal-tokens.table.ts'

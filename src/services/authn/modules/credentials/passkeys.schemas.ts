@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { LinkSchema, nullable, pageSchema } from '../../hal.ts'
-import type { PasskeyRow } from './passkeys.table.ts'
+import type { PasskeyRow } from '../passkeys/index.ts'
 
 const Base64Url = (maxLength: number) => Type.String({ pattern: '^[A-Za-z0-9_-]*$', maxLength })
 

@@ -2,13 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { Challenge } from '../../challenge.ts'
 import { apiBase, UUID_PATTERN } from '../../context.ts'
-import { authnErrors } from '../../errors.ts'
-import { errorResponses, HAL_CONTENT_TYPE, ListPageQuery, noBody, pageOf } from '../../hal.ts'
+import { errorResponses, HAL_CONTENT_TYPE, noBody, pageOf } from '../../hal.ts'
 import type { AuditLog } from '../audit/index.ts'
 import { credentialsCaller, requestActor } from '../auth-context/index.ts'
 import type { EpersonsService } from '../epersons/index.ts'
+import type { SessionsService } from '../sessions/index.ts'
+import { listLink, listOwner, OwnerQuery } from './owner.ts'
 import { SessionSchema, SessionsPage, toSessionResponse } from './sessions.schemas.ts'
-import type { SessionsService } from './sessions.service.ts'
 
 const SessionParams = Type.Object({ id: Type.String({ pattern: UUID_PATTERN.source }) })
 
@@ -27,25 +27,18 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = 
       schema: {
         tags: ['authn'],
         summary: "Your sessions, one per login and device (the current one marked); an administrator may name another eperson's",
-        querystring: Type.Object({
-          ...ListPageQuery.properties,
-          eperson: Type.Optional(Type.String({ pattern: UUID_PATTERN.source, description: 'whose sessions (administrators only)' })),
-        }),
+        querystring: OwnerQuery,
         response: { 200: SessionsPage, ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {
       const caller = credentialsCaller(request, challenge)
       const { page = 0, size = 20 } = request.query
-      const owner = request.query.eperson?.toLowerCase() ?? caller.uuid
-      if (owner !== caller.uuid) {
-        if (!(await epersons.isAdmin(caller.uuid))) throw authnErrors.accessDenied()
-        if (!(await epersons.findByUuid(owner))) throw authnErrors.notFound(`No eperson ${owner}`)
-      }
+      const owner = await listOwner(epersons, caller, request.query.eperson)
       const { rows, total } = await sessions.list(owner, page, size)
       const base = apiBase(request)
       const current = request.authnContext.claims?.sid
-      const self = `${base}/authn/sessions?${new URLSearchParams({ ...(owner !== caller.uuid ? { eperson: owner } : {}), page: String(page), size: String(size) })}`
+      const self = listLink(`${base}/authn/sessions`, owner, caller, page, size)
       return reply.type(HAL_CONTENT_TYPE).send(pageOf('sessions', rows.map((row) => toSessionResponse(base, row, current)), total, self, page, size))
     },
   )

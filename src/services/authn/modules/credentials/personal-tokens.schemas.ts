@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { LinkSchema, nullable, pageSchema } from '../../hal.ts'
-import type { PersonalTokenRow } from './personal-tokens.table.ts'
-import { TOKEN_SCOPES, type TokenScope } from './personal-tokens.service.ts'
+import { type PersonalTokenRow, TOKEN_SCOPES, type TokenScope } from '../personal-tokens/index.ts'
 
 const ScopeSchema = Type.Union(
   TOKEN_SCOPES.map((scope) => Type.Literal(scope)),

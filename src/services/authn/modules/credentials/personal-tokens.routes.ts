@@ -1,14 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { Challenge } from '../../challenge.ts'
-import { apiBase, UUID_PATTERN } from '../../context.ts'
-import { authnErrors } from '../../errors.ts'
-import { errorResponses, HAL_CONTENT_TYPE, ListPageQuery, noBody, pageOf } from '../../hal.ts'
+import { apiBase } from '../../context.ts'
+import { errorResponses, HAL_CONTENT_TYPE, noBody, pageOf } from '../../hal.ts'
 import type { AuditLog } from '../audit/index.ts'
 import { credentialsCaller, requestActor } from '../auth-context/index.ts'
 import type { EpersonsService } from '../epersons/index.ts'
 import { CreatedTokenSchema, CreateTokenBody, PersonalTokenSchema, PersonalTokensPage, scopeOf, toTokenResponse } from './personal-tokens.schemas.ts'
-import type { PersonalTokensService } from './personal-tokens.service.ts'
+import type { PersonalTokensService } from '../personal-tokens/index.ts'
+import { listLink, listOwner, OwnerQuery } from './owner.ts'
 
 const TokenParams = Type.Object({ id: Type.String({ pattern: '^pat_[0-9a-f]{24}$' }) })
 
@@ -47,24 +47,17 @@ export const personalTokensRoutes: FastifyPluginAsyncTypebox<PersonalTokensRoute
       schema: {
         tags: ['authn'],
         summary: "Your personal access tokens (never their secrets); an administrator may name another eperson's",
-        querystring: Type.Object({
-          ...ListPageQuery.properties,
-          eperson: Type.Optional(Type.String({ pattern: UUID_PATTERN.source, description: 'whose tokens (administrators only)' })),
-        }),
+        querystring: OwnerQuery,
         response: { 200: PersonalTokensPage, ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {
       const caller = credentialsCaller(request, challenge)
       const { page = 0, size = 20 } = request.query
-      const owner = request.query.eperson?.toLowerCase() ?? caller.uuid
-      if (owner !== caller.uuid) {
-        if (!(await epersons.isAdmin(caller.uuid))) throw authnErrors.accessDenied()
-        if (!(await epersons.findByUuid(owner))) throw authnErrors.notFound(`No eperson ${owner}`)
-      }
+      const owner = await listOwner(epersons, caller, request.query.eperson)
       const { rows, total } = await personalTokens.list(owner, page, size)
       const base = apiBase(request)
-      const self = `${base}/authn/tokens?${new URLSearchParams({ ...(owner !== caller.uuid ? { eperson: owner } : {}), page: String(page), size: String(size) })}`
+      const self = listLink(`${base}/authn/tokens`, owner, caller, page, size)
       return reply.type(HAL_CONTENT_TYPE).send(pageOf('personalaccesstokens', rows.map((row) => toTokenResponse(base, row)), total, self, page, size))
     },
   )

@@ -2,15 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { Type } from '@sinclair/typebox'
 import type { Challenge } from '../../challenge.ts'
-import { apiBase, UUID_PATTERN } from '../../context.ts'
-import { authnErrors } from '../../errors.ts'
-import { errorResponses, HAL_CONTENT_TYPE, ListPageQuery, noBody, pageOf } from '../../hal.ts'
+import { apiBase } from '../../context.ts'
+import { errorResponses, HAL_CONTENT_TYPE, noBody, pageOf } from '../../hal.ts'
 import type { AuditLog } from '../audit/index.ts'
 import { credentialsCaller, requestActor } from '../auth-context/index.ts'
 import type { EpersonsService } from '../epersons/index.ts'
 import { type LoginService, loginClient, sendToken } from '../login/index.ts'
 import { CeremonyOptionsSchema, PasskeyLoginBody, PasskeySchema, PasskeysPage, RegisterPasskeyBody, toPasskeyResponse } from './passkeys.schemas.ts'
-import { PASSKEY_METHOD, type PasskeysService } from './passkeys.service.ts'
+import { PASSKEY_METHOD, type PasskeysService } from '../passkeys/index.ts'
+import { listLink, listOwner, OwnerQuery } from './owner.ts'
 
 const PasskeyParams = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,1400}$' }) })
 
@@ -69,24 +69,17 @@ export const passkeysRoutes: FastifyPluginAsyncTypebox<PasskeysRoutesOptions> = 
       schema: {
         tags: ['authn'],
         summary: "Your passkeys; an administrator may name another eperson's",
-        querystring: Type.Object({
-          ...ListPageQuery.properties,
-          eperson: Type.Optional(Type.String({ pattern: UUID_PATTERN.source, description: 'whose passkeys (administrators only)' })),
-        }),
+        querystring: OwnerQuery,
         response: { 200: PasskeysPage, ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {
       const caller = credentialsCaller(request, challenge)
       const { page = 0, size = 20 } = request.query
-      const owner = request.query.eperson?.toLowerCase() ?? caller.uuid
-      if (owner !== caller.uuid) {
-        if (!(await epersons.isAdmin(caller.uuid))) throw authnErrors.accessDenied()
-        if (!(await epersons.findByUuid(owner))) throw authnErrors.notFound(`No eperson ${owner}`)
-      }
+      const owner = await listOwner(epersons, caller, request.query.eperson)
       const { rows, total } = await passkeys.list(owner, page, size)
       const base = apiBase(request)
-      const self = `${base}/authn/passkeys?${new URLSearchParams({ ...(owner !== caller.uuid ? { eperson: owner } : {}), page: String(page), size: String(size) })}`
+      const self = listLink(`${base}/authn/passkeys`, owner, caller, page, size)
       return reply.type(HAL_CONTENT_TYPE).send(pageOf('passkeys', rows.map((row) => toPasskeyResponse(base, row)), total, self, page, size))
     },
   )

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { LinkSchema, nullable, pageSchema } from '../../hal.ts'
-import type { SessionRow } from './sessions.table.ts'
+import type { SessionRow } from '../sessions/index.ts'
 
 export const SessionSchema = Type.Object({
   id: Type.String(),
