@@ -46,8 +46,8 @@ export async function countPasskeysOf(db: DbExecutor, epersonUuid: string): Prom
   return Number(row?.count ?? 0)
 }
 
-export async function deletePasskey(db: DbExecutor, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('authn_passkeys').where('id', '=', id).executeTakeFirst()
+export async function deletePasskey(db: DbExecutor, epersonUuid: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('authn_passkeys').where('eperson_uuid', '=', epersonUuid).where('id', '=', id).executeTakeFirst()
   return Number(result.numDeletedRows) > 0
 }
 

@@ -191,7 +191,7 @@ export function createPasskeysService(deps: { database: ModuleDatabase<PasskeysT
 
     async remove(id: string, by: Actor): Promise<PasskeyRow> {
       const row = await find(id, by)
-      if (!(await repo.deletePasskey(db, id))) throw authnErrors.notFound(`No passkey ${id}`)
+      if (!(await repo.deletePasskey(db, row.eperson_uuid, id))) throw authnErrors.notFound(`No passkey ${id}`)
       by.record({ action: 'passkey.remove', eperson: row.eperson_uuid, target: id })
       return row
     },

@@ -52,6 +52,10 @@ export function findToken(db: DbExecutor, id: string): Promise<PersonalTokenRow 
   return db.selectFrom('authn_personal_tokens').select(TOKEN_COLUMNS).where('id', '=', id).executeTakeFirst()
 }
 
+export function findTokenOf(db: DbExecutor, epersonUuid: string, id: string): Promise<PersonalTokenRow | undefined> {
+  return db.selectFrom('authn_personal_tokens').select(TOKEN_COLUMNS).where('eperson_uuid', '=', epersonUuid).where('id', '=', id).executeTakeFirst()
+}
+
 /** One page of an eperson's tokens, the newest first (revoked and expired ones included until swept). */
 export function listTokensOf(db: DbExecutor, epersonUuid: string, limit: number, offset: number): Promise<PersonalTokenRow[]> {
   return db
@@ -74,9 +78,15 @@ export async function countTokensOf(db: DbExecutor, epersonUuid: string): Promis
   return Number(row?.count ?? 0)
 }
 
-/** Marks a token revoked; false when it already was. */
-export async function revokeToken(db: DbExecutor, id: string, now: string): Promise<boolean> {
-  const result = await db.updateTable('authn_personal_tokens').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst()
+/** Marks a token of an eperson revoked; false when it already was. */
+export async function revokeToken(db: DbExecutor, epersonUuid: string, id: string, now: string): Promise<boolean> {
+  const result = await db
+    .updateTable('authn_personal_tokens')
+    .set({ revoked_at: now })
+    .where('eperson_uuid', '=', epersonUuid)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst()
   return Number(result.numUpdatedRows) > 0
 }
 

@@ -111,10 +111,10 @@ export function createPersonalTokensService(deps: {
     /** Revokes a token (again: no change); it is refused at once here, within AUTHN_REVOCATION_CACHE elsewhere. */
     async revoke(id: string, by: Actor): Promise<PersonalTokenRow> {
       const row = await find(id, by)
-      const revoked = await repo.revokeToken(database.db, id, clock.now().toISOString())
+      const revoked = await repo.revokeToken(database.db, row.eperson_uuid, id, clock.now().toISOString())
       evict(id)
       if (revoked) by.record({ action: 'token.revoke', eperson: row.eperson_uuid, target: id })
-      return (await repo.findToken(database.db, id)) ?? row
+      return (await repo.findTokenOf(database.db, row.eperson_uuid, id)) ?? row
     },
 
     /** The answer from this instance's cache alone, without a promise; `'unknown'` when it cannot tell. */

@@ -120,8 +120,9 @@ export async function countLiveSessionsOf(db: DbExecutor, epersonUuid: string, n
   return Number(row?.count ?? 0)
 }
 
-export async function deleteSession(db: DbExecutor, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('authn_sessions').where('id', '=', id).executeTakeFirst()
+/** Deletes one session of an eperson (the owner named too, so the statement stays on the eperson's shard). */
+export async function deleteSession(db: DbExecutor, epersonUuid: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('authn_sessions').where('eperson_uuid', '=', epersonUuid).where('id', '=', id).executeTakeFirst()
   return Number(result.numDeletedRows) > 0
 }
 

@@ -33,7 +33,7 @@ export function createSessionsService(deps: { database: ModuleDatabase<SessionsT
     /** Ends one session: its tokens stop on every instance (see TokenService.revokeSession). */
     async revoke(id: string, by: Actor): Promise<SessionRow> {
       const row = await this.find(id, by)
-      if (!(await tokens.revokeSession(id))) throw authnErrors.notFound(`No session ${id}`)
+      if (!(await tokens.revokeSession(row.eperson_uuid, id))) throw authnErrors.notFound(`No session ${id}`)
       by.record({ action: 'session.revoke', eperson: row.eperson_uuid, target: id })
       return row
     },

@@ -348,8 +348,8 @@ export function createTokenService(options: TokenServiceOptions) {
      * Ends one session (one device): its tokens, short-lived ones included, stop at once on this
      * instance and, like a logout, within AUTHN_REVOCATION_CACHE on every other one.
      */
-    async revokeSession(id: string): Promise<boolean> {
-      const deleted = await deleteSession(database.db, id)
+    async revokeSession(epersonUuid: string, id: string): Promise<boolean> {
+      const deleted = await deleteSession(database.db, epersonUuid, id)
       cache.delete(id)
       seen.delete(id)
       return deleted
