@@ -14,7 +14,7 @@ import { buildTestApp, type Cleanup, type TestApp } from './build-app.ts'
 
 /** How a table would be distributed on Citus: by which key, or replicated to every node. */
 export type Placement = { key: KeyKind; column: string } | { key: KeyKind; via: { table: string; column: string; parentColumn: string } } | 'reference' | 'local'
-export type KeyKind = 'merchant' | 'eperson' | 'session' | 'throttle key' | 'app' | 'vault card' | 'oidc flow'
+export type KeyKind = 'merchant' | 'eperson' | 'session' | 'throttle key' | 'app' | 'vault card' | 'oidc flow' | 'webauthn challenge'
 
 /**
  * The distribution of every table. `via`: the row carries no key column, it reaches its key
@@ -50,6 +50,9 @@ export const PLACEMENT: Record<string, Placement> = {
   authn_handoffs: { key: 'eperson', column: 'eperson_uuid' },
   authn_login_failures: { key: 'throttle key', column: 'key' },
   authn_oidc_flows: { key: 'oidc flow', column: 'state_hash' },
+  authn_personal_tokens: { key: 'eperson', column: 'eperson_uuid' },
+  authn_passkeys: { key: 'eperson', column: 'eperson_uuid' },
+  authn_webauthn_challenges: { key: 'webauthn challenge', column: 'challenge_hash' },
   authn_groups: 'reference',
   authn_settings: 'reference',
   avatar_sessions: { key: 'session', column: 'id' },
@@ -199,6 +202,15 @@ export async function runWriteScenarios(traced: TracedApp): Promise<void> {
   const uuid = (created.json() as { uuid: string }).uuid
   ok(await authn('PATCH', `eperson/epersons/${uuid}`, { json: [{ op: 'replace', path: '/password', value: 'another fine password' }] }), 200, 'patch eperson')
   ok(await authn('DELETE', `eperson/epersons/${uuid}`), 204, 'delete eperson')
+  // Beyond DSpace (issue 19): a personal access token created and revoked; a second login, from
+  // which the first device's session is revoked.
+  const personal = await authn('POST', 'authn/tokens', { json: { name: 'shape', expiresAt: '2026-02-01T00:00:00.000Z', scopes: ['read'] } })
+  ok(personal, 201, 'create personal access token')
+  ok(await authn('DELETE', `authn/tokens/${(personal.json() as { id: string }).id}`), 204, 'revoke personal access token')
+  ok(await authn('POST', 'authn/login', { form: { user: ADMIN.email, password: ADMIN.password } }), 200, 'a second login')
+  const sessions = (await authn('GET', 'authn/sessions')).json() as { _embedded: { sessions: Array<{ id: string; current: boolean }> } }
+  const firstDevice = sessions._embedded.sessions.find((session) => !session.current)
+  ok(await authn('DELETE', `authn/sessions/${firstDevice?.id}`), 204, 'revoke one session')
   ok(await authn('POST', 'authn/logout'), 204, 'logout')
 
   // avatar

@@ -11,13 +11,15 @@ import { installCsrf } from './modules/csrf/index.ts'
 import { csrfRoutes } from './modules/csrf/index.ts'
 import { epersonsRoutes } from './modules/epersons/index.ts'
 import { ADMINISTRATOR_GROUP } from './modules/epersons/index.ts'
-import { type AuditLog, requestLogAudit } from './modules/impersonation/index.ts'
+import { type AuditLog, requestLogAudit } from './modules/audit/index.ts'
 import { authzRoutes } from './modules/impersonation/index.ts'
 import { createChallenge } from './challenge.ts'
 import { loginRoutes } from './modules/login/index.ts'
 import { createLoginService } from './modules/login/index.ts'
 import { oidcRoutes } from './modules/oidc/index.ts'
 import { createOidcService, OIDC_METHOD } from './modules/oidc/index.ts'
+import { passkeysRoutes, personalTokensRoutes, sessionsRoutes } from './modules/credentials/index.ts'
+import { PASSKEY_METHOD } from './modules/passkeys/index.ts'
 import { createSpecialGroupsService } from './modules/special-groups/index.ts'
 import { statusRoutes } from './modules/status/index.ts'
 import { createThrottleService } from './modules/throttle/index.ts'
@@ -25,9 +27,9 @@ import { createAuthnMetrics } from './metrics.ts'
 import { createRedirectGuard } from './redirects.ts'
 import { createAuthnServices } from './services.ts'
 
-/** What tests (or an operator's wiring) may replace. */
+/** What tests (or an operator's wiring) may replace: any part of the audit trail (the rest writes to the request log). */
 export interface AuthnProviders {
-  auditLog: AuditLog
+  auditLog: Partial<AuditLog>
 }
 
 export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
@@ -36,18 +38,20 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
   commands: authnCommands,
   plugin: (deps) => async (app) => {
     const { config, clock } = deps
-    const { database, tokens, epersons, siteUuid } = await createAuthnServices(deps, app.log)
+    const { database, tokens, epersons, sessions, personalTokens, passkeys, siteUuid } = await createAuthnServices(deps, app.log)
+    const audit: AuditLog = { ...requestLogAudit, ...deps.auditLog }
     await epersons.ensureGroup(ADMINISTRATOR_GROUP, true)
     if (config.adminEmail) await epersons.ensureAdministrator(config.adminEmail, config.adminPassword)
     const specialGroups = await createSpecialGroupsService({
       epersons,
       ipGroups: config.ipGroups,
-      methodGroups: { password: config.passwordGroups, [OIDC_METHOD]: config.oidc?.groups ?? [] },
+      // A passkey replaces the password of a local account, so it grants the same groups.
+      methodGroups: { password: config.passwordGroups, [PASSKEY_METHOD]: config.passwordGroups, [OIDC_METHOD]: config.oidc?.groups ?? [] },
     })
     const throttle = createThrottleService({ database, clock, perAccount: config.loginAttemptsPerAccount, perIp: config.loginAttemptsPerIp })
     const oidc = config.oidc ? createOidcService({ database, clock, epersons, config: config.oidc }) : undefined
     const login = createLoginService({ tokens, epersons, specialGroups, throttle, handoffs: oidc, metrics: createAuthnMetrics(deps.metrics) })
-    const challenge = createChallenge({ realm: config.realm, oidcEnabled: oidc !== undefined })
+    const challenge = createChallenge({ realm: config.realm, oidcEnabled: oidc !== undefined, passkeysEnabled: config.passkeys !== undefined })
     const isAllowedRedirect = createRedirectGuard(config.allowedOrigins)
 
     await app.register(cookie)
@@ -61,11 +65,12 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
           installCsrf(scope, { cookiePrefix: config.csrfCookiePrefix })
           installAuthentication(scope, {
             tokens,
+            personalTokens,
             epersons,
             specialGroups,
             trustedProxies: config.trustedProxies,
             loginAs: config.loginAs,
-            audit: deps.auditLog ?? requestLogAudit,
+            audit,
           })
           await scope.register(csrfRoutes)
           await scope.register(statusRoutes, { specialGroups, challenge })
@@ -73,6 +78,9 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
           await scope.register(epersonsRoutes, { epersons, challenge })
           await scope.register(authzRoutes, { epersons, siteUuid, loginAs: config.loginAs })
           if (oidc) await scope.register(oidcRoutes, { oidc, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] })
+          await scope.register(sessionsRoutes, { sessions, epersons, challenge, audit })
+          await scope.register(personalTokensRoutes, { personalTokens, epersons, challenge, audit })
+          if (config.passkeys) await scope.register(passkeysRoutes, { passkeys, login, epersons, challenge, audit })
         },
         { prefix },
       )

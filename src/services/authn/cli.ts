@@ -1,6 +1,7 @@
 import { type Command, CommandError, type CommandGroup, jsonOption, printResult, requireOption } from '../../core/cli/command.ts'
 import { isAppError } from '../../core/errors/app-error.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
+import { credentialsCommands } from './credentials.cli.ts'
 import { secretCommands } from './secret.cli.ts'
 import { createAuthnServices } from './services.ts'
 import type { AuthnConfig } from './config.ts'
@@ -177,7 +178,7 @@ export function authnCommands(env: ServiceCliEnvironment<AuthnConfig>): CommandG
 
   return {
     name: 'authn',
-    summary: 'Manage the epersons and groups of the authentication service, and its signing secret.',
+    summary: 'Manage the epersons, groups, sessions, personal access tokens and passkeys of the authentication service, and its signing secret.',
     commands: [
       {
         name: 'eperson',
@@ -185,6 +186,7 @@ export function authnCommands(env: ServiceCliEnvironment<AuthnConfig>): CommandG
         commands: [add, list, setPassword, toggle('disable'), toggle('enable')],
       },
       { name: 'group', summary: 'Create groups and add members.', commands: [groupAdd, addMember] },
+      ...credentialsCommands(env),
       secretCommands(env),
     ],
   }

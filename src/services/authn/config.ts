@@ -47,16 +47,28 @@ function parseIpGroups(value: string | undefined): IpGroupRule[] {
     })
 }
 
-function parseOrigins(value: string | undefined): string[] {
+function parseOrigins(name: string, value: string | undefined): string[] {
   return splitList(value).map((item) => {
     try {
       const url = new URL(item)
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http')
       return url.origin
     } catch {
-      throw new Error(`AUTHN_ALLOWED_ORIGINS must be a comma-separated list of origins such as https://repo.example.org (bad item ${JSON.stringify(item)})`)
+      throw new Error(`${name} must be a comma-separated list of origins such as https://repo.example.org (bad item ${JSON.stringify(item)})`)
     }
   })
+}
+
+/** `https://repo.example.org,http://localhost:4000`: the pages a passkey may be used from. */
+function parsePasskeyOrigins(value: string | undefined, rpId: string): string[] {
+  const origins = parseOrigins('AUTHN_PASSKEY_ORIGINS', value)
+  if (origins.length === 0) return [`https://${rpId}`]
+  for (const origin of origins) {
+    const host = new URL(origin).hostname
+    // WebAuthn's rule: the RP ID is the page's host or a registrable suffix of it.
+    if (host !== rpId && !host.endsWith(`.${rpId}`)) throw new Error(`AUTHN_PASSKEY_ORIGINS: ${origin} is not on AUTHN_PASSKEY_RP_ID (${rpId}) or a subdomain of it`)
+  }
+  return origins
 }
 
 const SHORT_LIVED_MAX_MS = 2000
@@ -89,6 +101,9 @@ export const authnSection = defineSection(
     AUTHN_OIDC_AUTO_REGISTER: Env.boolean(false),
     AUTHN_OIDC_GROUPS: Env.optionalString('a comma-separated list of group names'),
     AUTHN_OIDC_ALLOW_HTTP: Env.boolean(false),
+    AUTHN_PASSKEY_RP_ID: Env.optionalString('a host name such as repo.example.org (enables passkeys)', { pattern: '^[A-Za-z0-9.-]{1,253}$' }),
+    AUTHN_PASSKEY_RP_NAME: Env.string('the name a passkey prompt shows', { default: 'DSpace' }),
+    AUTHN_PASSKEY_ORIGINS: Env.optionalString('a comma-separated list of origins'),
   }),
   (env) => {
     const shortLivedMs = parseDuration(env.AUTHN_SHORT_LIVED_LIFETIME)
@@ -100,6 +115,8 @@ export const authnSection = defineSection(
       throw new Error('AUTHN_OIDC_ISSUER, AUTHN_OIDC_CLIENT_ID and AUTHN_OIDC_CLIENT_SECRET must be set together')
     }
     if (env.AUTHN_ADMIN_EMAIL && !env.AUTHN_ADMIN_EMAIL.includes('@')) throw new Error('AUTHN_ADMIN_EMAIL must be an e-mail address')
+    if (env.AUTHN_PASSKEY_ORIGINS && !env.AUTHN_PASSKEY_RP_ID) throw new Error('AUTHN_PASSKEY_ORIGINS needs AUTHN_PASSKEY_RP_ID')
+    const rpId = env.AUTHN_PASSKEY_RP_ID?.toLowerCase()
     return {
       adminEmail: env.AUTHN_ADMIN_EMAIL,
       adminPassword: env.AUTHN_ADMIN_PASSWORD,
@@ -115,7 +132,7 @@ export const authnSection = defineSection(
       ipGroups: parseIpGroups(env.AUTHN_IP_GROUPS),
       trustedProxies: parseCidrList('AUTHN_TRUSTED_PROXIES', env.AUTHN_TRUSTED_PROXIES),
       passwordGroups: splitList(env.AUTHN_PASSWORD_GROUPS),
-      allowedOrigins: parseOrigins(env.AUTHN_ALLOWED_ORIGINS),
+      allowedOrigins: parseOrigins('AUTHN_ALLOWED_ORIGINS', env.AUTHN_ALLOWED_ORIGINS),
       logoutUrl: env.AUTHN_LOGOUT_URL,
       loginAttemptsPerAccount: env.AUTHN_LOGIN_ATTEMPTS_PER_ACCOUNT,
       loginAttemptsPerIp: env.AUTHN_LOGIN_ATTEMPTS_PER_IP,
@@ -131,6 +148,7 @@ export const authnSection = defineSection(
             allowHttp: env.AUTHN_OIDC_ALLOW_HTTP,
           }
         : undefined,
+      passkeys: rpId ? { rpId, rpName: env.AUTHN_PASSKEY_RP_NAME, origins: parsePasskeyOrigins(env.AUTHN_PASSKEY_ORIGINS, rpId) } : undefined,
     }
   },
 )

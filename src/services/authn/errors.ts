@@ -54,6 +54,8 @@ export const authnErrors = {
   unprocessable: (message: string) => authnError('unprocessable', message),
   notFound: (message: string) => authnError('not_found', message),
   methodNotAllowed: (message: string, allow: string) => authnError('method_not_allowed', message, { headers: { allow } }),
+  /** A personal access token that is unknown, revoked or expired: a 401 saying which (issue 19). */
+  invalidPersonalToken: (message: string) => authnError('unauthorized', message, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } }),
   tooManyAttempts: (retryAfterSeconds: number) =>
     authnError('rate_limited', 'Too many failed login attempts; try again later', { headers: { 'retry-after': String(retryAfterSeconds) } }),
 }

@@ -54,10 +54,20 @@ export function pageSchema<T extends TSchema>(name: string, item: T) {
 
 /** A page over an in-memory list (special groups: a handful, bounded by configuration). */
 export function toPage<T>(name: string, items: T[], self: string, page: number, size: number) {
-  const slice = items.slice(page * size, page * size + size)
+  return pageOf(name, items.slice(page * size, page * size + size), items.length, self, page, size)
+}
+
+/** A page of `total` items, of which `slice` is page number `page` (read with LIMIT/OFFSET). */
+export function pageOf<Name extends string, T>(name: Name, slice: T[], total: number, self: string, page: number, size: number) {
   return {
-    ...(slice.length > 0 ? { _embedded: { [name]: slice } } : { _embedded: { [name]: [] } }),
-    page: { number: page, size, totalPages: Math.ceil(items.length / size), totalElements: items.length },
+    _embedded: { [name]: slice } as Record<Name, T[]>,
+    page: { number: page, size, totalPages: Math.ceil(total / size), totalElements: total },
     _links: { self: { href: self } },
   }
 }
+
+/** DSpace's paging parameters (`page` from 0, `size`), with the bounds every authn list takes. */
+export const ListPageQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, default: 0 })),
+  size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+})

@@ -2,7 +2,9 @@ import type { ServiceBase } from '../../core/service.ts'
 import type { AuthnConfig } from './config.ts'
 import { authnDatabase } from './tables.ts'
 import { createEpersonsService } from './modules/epersons/index.ts'
-import { createTokenService } from './modules/sessions/index.ts'
+import { createPasskeysService } from './modules/passkeys/index.ts'
+import { createPersonalTokensService } from './modules/personal-tokens/index.ts'
+import { createSessionsService, createTokenService } from './modules/sessions/index.ts'
 import { getOrCreateSetting } from './modules/settings/index.ts'
 import { moveSigningSecretOutOfDatabase, type SecretsLog, signingKeyring } from './modules/settings/index.ts'
 
@@ -32,5 +34,8 @@ export async function createAuthnServices(deps: ServiceBase & { config: AuthnCon
     revocationCacheMs: config.revocationCacheMs,
   })
   const epersons = createEpersonsService({ database, clock, ids, tokens })
-  return { database, tokens, epersons, siteUuid, keyring }
+  const sessions = createSessionsService({ database, clock, tokens })
+  const personalTokens = createPersonalTokensService({ database, clock, ids, revocationCacheMs: config.revocationCacheMs })
+  const passkeys = createPasskeysService({ database, clock, config: config.passkeys })
+  return { database, tokens, epersons, sessions, personalTokens, passkeys, siteUuid, keyring }
 }

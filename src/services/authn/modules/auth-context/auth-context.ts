@@ -7,13 +7,13 @@ export interface AuthnContext {
   eperson?: PublicEpersonRow
   /** The administrator behind the request while acting on behalf of someone else. */
   realEperson?: PublicEpersonRow
-  /** How the token was presented. */
-  tokenKind?: 'login' | 'shortLived'
+  /** How the request was authenticated: a login token, a short-lived token, or a personal access token. */
+  tokenKind?: 'login' | 'shortLived' | 'personal'
   claims?: TokenClaims
   /**
-   * The cached session row the request was authenticated with (none while acting on behalf of
-   * someone): a new object whenever the row is read again, so what is rendered from it may be
-   * reused for exactly as long as the row itself is.
+   * The cached session (or personal access token) row the request was authenticated with (none
+   * while acting on behalf of someone): a new object whenever the row is read again, so what is
+   * rendered from it may be reused for exactly as long as the row itself is.
    */
   sessionSnapshot?: object
   method?: string

@@ -5,7 +5,8 @@ import type { AuthnContext } from './auth-context.ts'
 import { authnErrors } from '../../errors.ts'
 import type { PublicEpersonRow } from '../epersons/index.ts'
 import type { EpersonsService } from '../epersons/index.ts'
-import type { AuditLog } from '../impersonation/index.ts'
+import type { AuditLog } from '../audit/index.ts'
+import type { PersonalTokenCheck, PersonalTokensService } from '../personal-tokens/index.ts'
 import type { SessionWithEperson } from '../sessions/index.ts'
 import type { TokenService, ValidatedToken } from '../sessions/index.ts'
 import { type Address, clientAddress } from '../special-groups/index.ts'
@@ -26,7 +27,10 @@ function shortLivedTokenParameter(request: FastifyRequest): string | undefined {
   return typeof value === 'string' ? value : Array.isArray(value) ? String(value[0]) : undefined
 }
 
-function epersonOf(session: SessionWithEperson): PublicEpersonRow {
+type EpersonColumns = Pick<SessionWithEperson, 'eperson_uuid' | 'email' | 'can_log_in' | 'first_name' | 'last_name' | 'eperson_created_at' | 'last_active'>
+
+/** The eperson joined onto a session or personal access token row. */
+function epersonOf(session: EpersonColumns): PublicEpersonRow {
   return {
     uuid: session.eperson_uuid,
     email: session.email,
@@ -47,7 +51,7 @@ function epersonOf(session: SessionWithEperson): PublicEpersonRow {
 class RequestAuthnContext implements AuthnContext {
   eperson?: PublicEpersonRow = undefined
   realEperson?: PublicEpersonRow = undefined
-  tokenKind?: 'login' | 'shortLived' = undefined
+  tokenKind?: AuthnContext['tokenKind'] = undefined
   claims?: AuthnContext['claims'] = undefined
   sessionSnapshot?: object = undefined
   method?: string = undefined
@@ -86,6 +90,7 @@ export function installAuthentication(
   scope: FastifyInstance,
   deps: {
     tokens: TokenService
+    personalTokens: PersonalTokensService
     epersons: EpersonsService
     specialGroups: SpecialGroupsService
     trustedProxies: readonly Cidr[]
@@ -93,20 +98,48 @@ export function installAuthentication(
     audit: AuditLog
   },
 ): void {
-  function applyToken(context: AuthnContext, validated: ValidatedToken | undefined, kind: 'login' | 'shortLived'): void {
-    if (!validated) return
+  /** Applies a login or short-lived token; true when its session's last-seen time is due to be written. */
+  function applyToken(context: AuthnContext, validated: ValidatedToken | undefined, kind: 'login' | 'shortLived'): boolean {
+    if (!validated) return false
     context.eperson = epersonOf(validated.session)
     context.tokenKind = kind
     context.claims = validated.claims
     context.sessionSnapshot = validated.session
     context.method = validated.claims.authenticationMethod
     context.specialGroups = context.ipGroups.length > 0 ? [...new Set([...validated.claims.sg, ...context.ipGroups])] : validated.claims.sg
+    return deps.tokens.seenDue(validated.session)
+  }
+
+  /**
+   * Applies a personal access token, or refuses the request: unlike a bad login token (anonymous,
+   * as in DSpace), a bad personal access token is a 401 saying why, so a script fails loudly. A
+   * read-only token may only read. Returns true when the token's last use is due to be written.
+   */
+  function applyPersonalToken(request: FastifyRequest, context: AuthnContext, check: PersonalTokenCheck): boolean {
+    if (!check.ok) throw authnErrors.invalidPersonalToken(check.message)
+    const { token } = check
+    if (token.scope !== 'full' && request.method !== 'GET' && request.method !== 'HEAD') {
+      throw authnErrors.accessDenied('This personal access token is read-only (scope read): it may only be used for GET and HEAD requests')
+    }
+    context.eperson = epersonOf(token)
+    context.tokenKind = 'personal'
+    context.sessionSnapshot = token
+    context.method = deps.personalTokens.method
+    return deps.personalTokens.usedDue(token)
+  }
+
+  async function authenticatePersonally(request: FastifyRequest, context: AuthnContext, bearer: string, known: PersonalTokenCheck | undefined): Promise<void> {
+    const check = known ?? (await deps.personalTokens.authenticate(bearer))
+    if (applyPersonalToken(request, context, check) && check.ok) await deps.personalTokens.markUsed(check.token)
+    const onBehalfOf = request.headers['x-on-behalf-of']
+    if (onBehalfOf !== undefined) await actOnBehalf(request, context, onBehalfOf)
   }
 
   async function actOnBehalf(request: FastifyRequest, context: AuthnContext, onBehalfOf: string | string[]): Promise<void> {
     // DSpace's order of checks (StatelessAuthenticationFilter), so clients see the same statuses.
     const real = context.eperson
     if (!real) throw authnErrors.authenticationRequired()
+    if (context.tokenKind === 'personal') throw authnErrors.accessDenied('A personal access token cannot act on behalf of another user')
     if (!deps.loginAs) throw authnErrors.badRequest('Acting on behalf of another user is not enabled')
     if (!(await deps.epersons.isAdmin(real.uuid))) throw authnErrors.accessDenied()
     const targetId = Array.isArray(onBehalfOf) ? (onBehalfOf[0] ?? '') : onBehalfOf
@@ -134,8 +167,14 @@ export function installAuthentication(
   }
 
   async function authenticateSlowly(request: FastifyRequest, context: AuthnContext, bearer: string | undefined, queryToken: string | undefined): Promise<void> {
-    if (bearer) applyToken(context, await deps.tokens.validateLoginToken(bearer), 'login')
-    else if (queryToken !== undefined) applyToken(context, await deps.tokens.validateShortLivedToken(queryToken), 'shortLived')
+    let validated: ValidatedToken | undefined
+    if (bearer) {
+      validated = await deps.tokens.validateLoginToken(bearer)
+      if (applyToken(context, validated, 'login') && validated) await deps.tokens.markSeen(validated.session)
+    } else if (queryToken !== undefined) {
+      validated = await deps.tokens.validateShortLivedToken(queryToken)
+      if (applyToken(context, validated, 'shortLived') && validated) await deps.tokens.markSeen(validated.session)
+    }
     const onBehalfOf = request.headers['x-on-behalf-of']
     if (onBehalfOf !== undefined) await actOnBehalf(request, context, onBehalfOf)
   }
@@ -158,11 +197,28 @@ export function installAuthentication(
     }
     const usableQueryToken = bearer === undefined && readOnly ? queryToken : undefined
     const impersonating = request.headers['x-on-behalf-of'] !== undefined
+    if (bearer !== undefined && deps.personalTokens.isPersonalToken(bearer)) {
+      // Logout answers 204 whatever it gets (DSpace), and a personal access token is not a session it could end.
+      if (LOGOUT_PATH.test(request.url.split('?')[0])) return done()
+      const cached = deps.personalTokens.cached(bearer)
+      const known = cached === 'unknown' ? undefined : cached
+      if (known && !impersonating && (!known.ok || !deps.personalTokens.usedDue(known.token))) {
+        try {
+          applyPersonalToken(request, context, known)
+        } catch (error) {
+          return done(error as Error)
+        }
+        return done()
+      }
+      authenticatePersonally(request, context, bearer, known).then(() => done(), done)
+      return
+    }
     if (!impersonating) {
       if (bearer === undefined && usableQueryToken === undefined) return done()
       if (bearer !== undefined) {
         const cached = deps.tokens.cachedLoginToken(bearer)
-        if (cached !== 'unknown') {
+        // A session due for its last-seen write takes the slow path, which writes it.
+        if (cached !== 'unknown' && !(cached && deps.tokens.seenDue(cached.session))) {
           applyToken(context, cached, 'login')
           return done()
         }

@@ -1,2 +1,3 @@
 export type { AuthnContext } from './auth-context.ts'
 export { bearerToken, installAuthentication } from './authenticate.ts'
+export { credentialsCaller, requestActor } from './guards.ts'

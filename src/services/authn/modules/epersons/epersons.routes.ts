@@ -141,6 +141,7 @@ export const epersonsRoutes: FastifyPluginAsyncTypebox<EpersonsRoutesOptions> = 
           await epersons.setCanLogIn(id, operation.value)
           continue
         }
+        if (request.authnContext.tokenKind === 'personal') throw authnErrors.accessDenied('A personal access token cannot change a password; log in to do that')
         const change = passwordChange(operation.value)
         if (!change) throw authnErrors.badRequest('/password takes a string or {new_password, current_password} with string values')
         if (!admin) {

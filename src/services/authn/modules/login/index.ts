@@ -1,2 +1,2 @@
-export { HANDOFF_COOKIE, handoffCookiePath, loginRoutes } from './login.routes.ts'
-export { createLoginService, type HandoffExchange } from './login.service.ts'
+export { HANDOFF_COOKIE, handoffCookiePath, loginClient, loginRoutes, sendToken } from './login.routes.ts'
+export { createLoginService, type HandoffExchange, type LoginService } from './login.service.ts'

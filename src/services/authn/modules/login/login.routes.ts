@@ -6,7 +6,7 @@ import { authnErrors } from '../../errors.ts'
 import { errorResponses, LinkSchema, noBody } from '../../hal.ts'
 import { bearerToken } from '../auth-context/index.ts'
 import { rotateCsrf } from '../csrf/index.ts'
-import type { TokenService } from '../sessions/index.ts'
+import type { LoginClient, TokenService } from '../sessions/index.ts'
 import type { Challenge } from '../../challenge.ts'
 import type { LoginService } from './login.service.ts'
 
@@ -30,7 +30,14 @@ const ShortLivedTokenResponse = Type.Object({
 
 const OTHER_METHODS = ['GET', 'PUT', 'PATCH', 'DELETE'] as const
 
-function sendToken(request: FastifyRequest, reply: FastifyReply, token: string) {
+/** Where a login request comes from, for its session's entry in the list of devices. */
+export function loginClient(request: FastifyRequest): LoginClient {
+  const userAgent = request.headers['user-agent']
+  return { address: request.authnContext.clientAddress, userAgent: typeof userAgent === 'string' ? userAgent : undefined }
+}
+
+/** A successful login's answer, as DSpace gives it: 200, the token in `Authorization`, a fresh CSRF token. */
+export function sendToken(request: FastifyRequest, reply: FastifyReply, token: string) {
   rotateCsrf(request)
   return reply.status(200).header('authorization', `Bearer ${token}`).send()
 }
@@ -77,7 +84,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<LoginRoutesOptions> = async 
         const token = await login.passwordLogin({
           user: body?.user ?? '',
           password: body?.password ?? '',
-          clientAddress: request.authnContext.clientAddress,
+          client: loginClient(request),
           challenge: wwwAuthenticate,
         })
         return sendToken(request, reply, token)
@@ -85,7 +92,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<LoginRoutesOptions> = async 
       if (bearerToken(request) !== undefined) return sendToken(request, reply, await login.refresh(request.authnContext, wwwAuthenticate))
       const handoff = request.cookies[HANDOFF_COOKIE]
       if (handoff) {
-        const token = await login.exchangeHandoff(handoff, wwwAuthenticate)
+        const token = await login.exchangeHandoff(handoff, loginClient(request), wwwAuthenticate)
         reply.clearCookie(HANDOFF_COOKIE, { path: handoffCookiePath(request) })
         return sendToken(request, reply, token)
       }
@@ -155,6 +162,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<LoginRoutesOptions> = async 
     },
     handler: async (request, reply) => {
       const context = request.authnContext
+      if (context.tokenKind === 'personal') throw authnErrors.accessDenied('A personal access token cannot create other tokens; send it as Authorization itself')
       if (!context.eperson || context.tokenKind !== 'login' || !context.claims) throw authnErrors.authenticationRequired(challenge(request))
       if (context.realEperson) throw authnErrors.accessDenied('Short-lived tokens cannot be created while acting on behalf of another user')
       const token = await tokens.issueShortLived(context.claims)

@@ -2,7 +2,7 @@ import { verifyPassword } from '../../../../core/security/password.ts'
 import type { AuthnContext } from '../auth-context/index.ts'
 import { authnErrors } from '../../errors.ts'
 import { type EpersonsService, normalizeEmail } from '../epersons/index.ts'
-import type { TokenService } from '../sessions/index.ts'
+import type { LoginClient, TokenService } from '../sessions/index.ts'
 import type { SpecialGroupsService } from '../special-groups/index.ts'
 import type { ThrottleService } from '../throttle/index.ts'
 import { type AuthnMetrics, noAuthnMetrics } from '../../metrics.ts'
@@ -23,15 +23,36 @@ export function createLoginService(deps: {
   const { tokens, epersons, specialGroups, throttle } = deps
   const metrics = deps.metrics ?? noAuthnMetrics
 
+  /** Starts a session for an eperson whose credentials a login method has just checked (password, hand-off, passkey). */
+  async function signIn(epersonUuid: string, method: string, client: LoginClient): Promise<string> {
+    await epersons.touchLastActive(epersonUuid)
+    const token = await tokens.startSession({ epersonUuid, method, specialGroups: specialGroups.forMethod(method), client })
+    metrics.login(method, 'success')
+    return token
+  }
+
+  /**
+   * The end of a login whose credential (an OIDC hand-off, a passkey) named `epersonUuid`, or
+   * nobody: a session if the account may log in, else the one 401 every failed login gets.
+   */
+  async function verifiedLogin(epersonUuid: string | undefined, method: string, client: LoginClient, challenge: string): Promise<string> {
+    const eperson = epersonUuid === undefined ? undefined : await epersons.findByUuid(epersonUuid)
+    if (eperson?.can_log_in !== 1) {
+      metrics.login(method, 'failure')
+      throw authnErrors.authenticationFailed(challenge)
+    }
+    return signIn(eperson.uuid, method, client)
+  }
+
   return {
     /**
      * Password login. Every failure (unknown user, wrong password, disabled account) runs one
      * argon2 verification and returns the same 401, so neither the answer nor its timing tells
      * them apart. Throttling happens first and does not reveal whether the account exists either.
      */
-    async passwordLogin(input: { user: string; password: string; clientAddress: string; challenge: string }): Promise<string> {
+    async passwordLogin(input: { user: string; password: string; client: LoginClient; challenge: string }): Promise<string> {
       const email = normalizeEmail(input.user)
-      const wait = await throttle.retryAfterSeconds(email, input.clientAddress)
+      const wait = await throttle.retryAfterSeconds(email, input.client.address)
       if (wait > 0) {
         metrics.login('password', 'throttled')
         throw authnErrors.tooManyAttempts(wait)
@@ -40,19 +61,18 @@ export function createLoginService(deps: {
       const passwordOk = await verifyPassword(input.password, credentials?.password_hash)
       if (!credentials || !passwordOk || credentials.can_log_in !== 1) {
         metrics.login('password', 'failure')
-        await throttle.recordFailure(email, input.clientAddress)
+        await throttle.recordFailure(email, input.client.address)
         throw authnErrors.authenticationFailed(input.challenge)
       }
       await throttle.recordSuccess(email)
-      await epersons.touchLastActive(credentials.uuid)
-      const token = await tokens.startSession({ epersonUuid: credentials.uuid, method: 'password', specialGroups: specialGroups.forMethod('password') })
-      metrics.login('password', 'success')
-      return token
+      return signIn(credentials.uuid, 'password', input.client)
     },
+
 
     /** A new token for the session of the presented one (see TokenService.refresh). */
     async refresh(context: AuthnContext, challenge: string): Promise<string> {
       if (context.realEperson) throw authnErrors.accessDenied('A token cannot be refreshed while acting on behalf of another user')
+      if (context.tokenKind === 'personal') throw authnErrors.accessDenied('A personal access token cannot be refreshed or exchanged for a login token')
       if (context.tokenKind !== 'login' || !context.claims) throw authnErrors.authenticationFailed(challenge)
       const token = await tokens.refresh(context.claims)
       if (!token) throw authnErrors.authenticationFailed(challenge)
@@ -61,22 +81,12 @@ export function createLoginService(deps: {
     },
 
     /** The second half of a federated login: the hand-off cookie becomes a token. */
-    async exchangeHandoff(code: string, challenge: string): Promise<string> {
+    async exchangeHandoff(code: string, client: LoginClient, challenge: string): Promise<string> {
       const handoff = deps.handoffs ? await deps.handoffs.consume(code) : undefined
-      if (!handoff) {
-        metrics.login('oidc', 'failure')
-        throw authnErrors.authenticationFailed(challenge)
-      }
-      const eperson = await epersons.findByUuid(handoff.epersonUuid)
-      if (eperson?.can_log_in !== 1) {
-        metrics.login(handoff.method, 'failure')
-        throw authnErrors.authenticationFailed(challenge)
-      }
-      await epersons.touchLastActive(eperson.uuid)
-      const token = await tokens.startSession({ epersonUuid: eperson.uuid, method: handoff.method, specialGroups: specialGroups.forMethod(handoff.method) })
-      metrics.login(handoff.method, 'success')
-      return token
+      return verifiedLogin(handoff?.epersonUuid, handoff?.method ?? 'oidc', client, challenge)
     },
+
+    verifiedLogin,
 
     async logout(bearer: string | undefined): Promise<void> {
       if (!bearer) return

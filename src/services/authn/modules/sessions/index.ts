@@ -1,3 +1,4 @@
 export type { SessionWithEperson } from './sessions.repository.ts'
-export type { SessionsTables } from './sessions.table.ts'
-export { createTokenService, type TokenClaims, type TokenService, type ValidatedToken } from './tokens.service.ts'
+export { createSessionsService, type SessionsService } from './sessions.service.ts'
+export type { SessionRow, SessionsTables } from './sessions.table.ts'
+export { createTokenService, type LoginClient, type TokenClaims, type TokenService, type ValidatedToken } from './tokens.service.ts'

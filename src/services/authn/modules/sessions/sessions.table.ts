@@ -19,6 +19,12 @@ interface SessionsTable {
   current_exp: number
   previous_jti: string | null
   previous_valid_until: string | null
+  /** A short summary of the login's User-Agent (browser and system), or null when none was sent. */
+  device: string | null
+  /** The client address of the login. */
+  ip: string | null
+  /** When a request last used the session; written at most once a minute per session and instance. */
+  last_seen_at: string | null
 }
 
 export type SessionRow = Selectable<SessionsTable>

@@ -10,13 +10,16 @@ import type { Executor, ModuleDatabase } from '../../db.ts'
 import type { SessionsTables } from './sessions.table.ts'
 import {
   deleteExpiredSessionsOf,
+  deleteSession,
   deleteSessionsOf,
   findSessionForUpdate,
   findSessionWithEperson,
   insertSession,
   rotateSession,
   type SessionWithEperson,
+  touchSession,
 } from './sessions.repository.ts'
+import { summariseUserAgent } from './device.ts'
 
 type DbExecutor = Executor<SessionsTables>
 type AuthnDatabase = ModuleDatabase<SessionsTables>
@@ -48,6 +51,13 @@ export interface TokenClaims {
 export interface LoadedSession extends SessionWithEperson {
   expiresAtMs: number
   previousValidUntilMs: number
+  lastSeenMs: number
+}
+
+/** Where a login comes from: recorded on its session for the list of devices. */
+export interface LoginClient {
+  address: string
+  userAgent: string | undefined
 }
 
 export interface ValidatedToken {
@@ -71,6 +81,11 @@ export interface TokenServiceOptions {
 
 const CACHE_MAX_ENTRIES = 10_000
 const VERIFIED_MAX_ENTRIES = 10_000
+/**
+ * A session's last-seen time is written at most this often (per session, per instance, and
+ * only when the stored one is older): an authenticated request costs no write in between.
+ */
+const LAST_SEEN_INTERVAL_MS = 60_000
 
 function toClaims(payload: JWTPayload): TokenClaims | undefined {
   const { eid, sg, authenticationMethod, iat, exp, jti, sid } = payload as Record<string, unknown>
@@ -110,6 +125,8 @@ export function createTokenService(options: TokenServiceOptions) {
   // The map is emptied whenever the set of keys changes, so a retired key's tokens stop at once.
   const verified = new LRUCache<string, TokenClaims>({ max: VERIFIED_MAX_ENTRIES })
   const derived = new Map<string, TokenKeys>()
+  // When this instance last wrote each session's last-seen time.
+  const seen = new LRUCache<string, number>({ max: CACHE_MAX_ENTRIES })
   let keysVersion = -1
 
   function derivedKeys(key: Key): TokenKeys {
@@ -172,6 +189,7 @@ export function createTokenService(options: TokenServiceOptions) {
       ...row,
       expiresAtMs: Date.parse(row.expires_at),
       previousValidUntilMs: row.previous_valid_until === null ? 0 : Date.parse(row.previous_valid_until),
+      lastSeenMs: Date.parse(row.last_seen_at ?? row.created_at),
     }
     if (options.revocationCacheMs > 0) {
       cache.set(id, { session, fetchedAt: nowMs })
@@ -208,7 +226,10 @@ export function createTokenService(options: TokenServiceOptions) {
 
   return {
     /** Starts a session for a successful login and returns its first token. */
-    async startSession(input: { epersonUuid: string; method: string; specialGroups: string[] }, db: DbExecutor = database.db): Promise<string> {
+    async startSession(
+      input: { epersonUuid: string; method: string; specialGroups: string[]; client?: LoginClient },
+      db: DbExecutor = database.db,
+    ): Promise<string> {
       const now = clock.now()
       const expiresAt = new Date(now.getTime() + options.sessionMaxAgeMs)
       const claims: TokenClaims = {
@@ -234,6 +255,9 @@ export function createTokenService(options: TokenServiceOptions) {
         current_exp: claims.exp,
         previous_jti: null,
         previous_valid_until: null,
+        device: summariseUserAgent(input.client?.userAgent),
+        ip: input.client?.address || null,
+        last_seen_at: now.toISOString(),
       })
       return signLogin(claims)
     },
@@ -300,7 +324,8 @@ export function createTokenService(options: TokenServiceOptions) {
           if (exp <= iat) return undefined
           const jti = ids.uuid()
           const previousValidUntil = new Date(now.getTime() + options.refreshGraceMs).toISOString()
-          if (!(await rotateSession(trx, session.id, session.current_jti, { jti, iat, exp, previousValidUntil }))) return undefined
+          const seenAt = now.toISOString()
+          if (!(await rotateSession(trx, session.id, session.current_jti, { jti, iat, exp, previousValidUntil, seenAt }))) return undefined
           return { ...base, iat, exp, jti }
         }
         if (claims.jti === session.previous_jti && session.previous_valid_until !== null && now.toISOString() < session.previous_valid_until) {
@@ -317,6 +342,31 @@ export function createTokenService(options: TokenServiceOptions) {
       const count = await deleteSessionsOf(db, epersonUuid)
       evictEperson(epersonUuid)
       return count
+    },
+
+    /**
+     * Ends one session (one device): its tokens, short-lived ones included, stop at once on this
+     * instance and, like a logout, within AUTHN_REVOCATION_CACHE on every other one.
+     */
+    async revokeSession(epersonUuid: string, id: string): Promise<boolean> {
+      const deleted = await deleteSession(database.db, epersonUuid, id)
+      cache.delete(id)
+      seen.delete(id)
+      return deleted
+    },
+
+    /** Whether a request with this session should record it as seen (see LAST_SEEN_INTERVAL_MS); no query. */
+    seenDue(session: LoadedSession): boolean {
+      const nowMs = clock.now().getTime()
+      const written = seen.get(session.id) ?? session.lastSeenMs
+      return nowMs - written >= LAST_SEEN_INTERVAL_MS
+    },
+
+    /** Records that the session was used now; conditional, so instances racing write it once. */
+    async markSeen(session: LoadedSession): Promise<void> {
+      const now = clock.now()
+      seen.set(session.id, now.getTime())
+      await touchSession(database.db, session.id, now.toISOString(), new Date(now.getTime() - LAST_SEEN_INTERVAL_MS).toISOString())
     },
 
     /** Forgets what this instance knows of an eperson's sessions (after a change made in a transaction). */

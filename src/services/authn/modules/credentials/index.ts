@@ -1,0 +1,5 @@
+export { passkeysRoutes } from './passkeys.routes.ts'
+export { toPasskeyResponse } from './passkeys.schemas.ts'
+export { personalTokensRoutes } from './personal-tokens.routes.ts'
+export { toTokenResponse } from './personal-tokens.schemas.ts'
+export { sessionsRoutes } from './sessions.routes.ts'
