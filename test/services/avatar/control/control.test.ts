@@ -72,11 +72,12 @@ describe('the operator routes refuse who may not use them', () => {
     const cases: Array<[string, unknown, RegExp]> = [
       ['/v1/session/s1/say', {}, /text/],
       ['/v1/session/s1/say', { text: '' }, /text must not be empty/],
-      ['/v1/session/s1/say', { text: 'hi', emotion: 'bored' }, /emotion/],
-      ['/v1/session/s1/say', { text: 'hi', voice: 'nobody' }, /voice/],
-      ['/v1/session/s1/say', { text: 'hi', extra: 1 }, /extra/],
+      ['/v1/session/s1/say', { text: 'hi', emotion: 'bored' }, /^emotion must be one of neutral, happy, surprised, sad, angry$/],
+      ['/v1/session/s1/say', { text: '   ' }, /^text must not be only blanks$/],
+      ['/v1/session/s1/say', { text: 'hi', voice: 'nobody' }, /^voice must be one of zh-CN-XiaoxiaoNeural, /],
+      ['/v1/session/s1/say', { text: 'hi', extra: 1 }, /^extra is not an accepted field$/],
       ['/v1/session/s1/act', {}, /act needs an emotion, an action or both/],
-      ['/v1/session/s1/act', { action: 'fly' }, /action/],
+      ['/v1/session/s1/act', { action: 'fly' }, /^action must be one of idle, /],
       ['/v1/session/bad id/act', { action: 'wave' }, /session_id/],
     ]
     for (const [path, body, detail] of cases) {

@@ -34,7 +34,7 @@ export const ActBody = Type.Object(
     emotion: Type.Optional(EmotionSchema),
     action: Type.Optional(ActionSchema),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false },
 )
 export type ActBody = Static<typeof ActBody>
 

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Readable } from 'node:stream'
 import { AudioResponse, ErrorResponse, SpeechBody, SpeechJson, TimelineParams, TimelineResponse, VoicesResponse } from './speech.schemas.ts'
 import type { SpeechService } from './speech.service.ts'
+import { strictBodyCompiler } from '../../validation.ts'
 
 export const speechRoutes: FastifyPluginAsyncTypebox<{ service: SpeechService }> = async (app, { service }) => {
   app.post(
@@ -54,6 +55,8 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ service: SpeechService }>
   app.get(
     '/tts/:synthesis_id/visemes',
     {
+      // The avatar's wording of a bad field (`synthesis_id must be …`), as for request bodies.
+      validatorCompiler: strictBodyCompiler,
       schema: {
         tags: ['avatar'],
         summary: 'The viseme timeline of a recent synthesis',

@@ -53,7 +53,7 @@ const VisemeSpanSchema = Type.Object({
   end_ms: Type.Integer({ description: 'the next span\'s start_ms; the last one is the audio\'s duration' }),
 })
 
-const SynthesisIdSchema = Type.String({ pattern: '^syn_[0-9a-f]{24}$', description: 'the X-Synthesis-Id of a POST /v1/tts answer' })
+const SynthesisIdSchema = Type.String({ pattern: '^syn_[0-9a-f]{24}$', description: 'a synthesis id (syn_ and 24 hex digits) from the X-Synthesis-Id of a POST /v1/tts answer' })
 
 export const SpeechJson = Type.Object({
   synthesis_id: Type.String(),
