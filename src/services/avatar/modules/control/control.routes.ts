@@ -83,11 +83,11 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
       },
     },
     async (request, reply) => {
-      let stream: SseStream | undefined
+      const sink: { stream?: SseStream } = {}
       // Subscribed before the stream opens: a client that sees the response headers misses nothing sent after.
-      const stop = await control.subscribe(request.params.session_id, (message) => void stream?.send({ data: message }))
+      const stop = await control.subscribe(request.params.session_id, (message) => void sink.stream?.send({ data: message }))
       const opened = openSseStream(request, reply, { heartbeatMs: options.sseHeartbeatMs })
-      stream = opened
+      sink.stream = opened
       const ended = new AbortController()
       try {
         await new Promise<void>((resolve) => {

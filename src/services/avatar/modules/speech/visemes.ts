@@ -124,7 +124,7 @@ const PHONEME_VISEMES: Readonly<Record<string, Viseme>> = {
 
 const LONGEST_KEY = Math.max(...Object.keys(PHONEME_VISEMES).map((key) => key.length))
 /** Stress, length, espeak's tone-less `-`, and combining diacritics. */
-const IGNORED = /[ˈˌːˑ\-\u0300-\u036f]/gu
+const IGNORED = /[ˈˌːˑ-]|\p{M}/gu
 
 /** The shapes one phoneme goes through, in order (a pause, or a name with no known symbol, is `sil`). */
 export function visemesOfPhoneme(name: string): Viseme[] {
