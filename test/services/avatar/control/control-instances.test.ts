@@ -36,4 +36,5 @@ describe('the operator channel across instances (Redis pub/sub)', () => {
       [['operator', 'Sent to A, heard on B.']],
     )
   })
+
 })

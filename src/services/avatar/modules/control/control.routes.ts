@@ -61,7 +61,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
   const onRequest = limiter
     ? [rateLimitHook({ limiter, keyOf: (request) => `ip:${request.ip}`, onExceeded: options.onExceeded }), requireOperator]
     : [requireOperator]
-  const errors = { 400: ErrorSchema, 401: { ...ErrorSchema, headers: OPERATOR_HEADERS }, 403: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema }
+  const errors = { 400: ErrorSchema, 401: { ...ErrorSchema, headers: OPERATOR_HEADERS }, 403: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema }
 
   // Streams still open when the app closes end then, or the server would wait for them.
   const closing = new AbortController()
@@ -79,6 +79,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
         response: {
           200: { description: 'An event stream that stays open', content: { 'text/event-stream': { schema: Type.String() } } },
           400: ErrorSchema,
+          503: ErrorSchema,
         },
       },
     },

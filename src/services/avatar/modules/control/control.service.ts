@@ -1,8 +1,14 @@
 import type { Clock } from '../../../../core/clock.ts'
+import { coreError } from '../../../../core/errors/codes.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
 import type { SessionsService } from '../sessions/index.ts'
 import type { ControlBus } from './control.bus.ts'
 import type { ActBody, ControlEvent, SayBody } from './control.schemas.ts'
+
+/** Redis (the fan-out across instances) failed: a 503 that says so, not an anonymous 500. */
+function unreachable(cause: unknown) {
+  return coreError('service_unavailable', 'The operator channel cannot reach Redis right now; try again', { cause })
+}
 
 export interface ControlServiceDeps {
   bus: ControlBus
@@ -18,7 +24,11 @@ export interface ControlServiceDeps {
  */
 export function createControlService(deps: ControlServiceDeps) {
   const publish = async (sessionId: string, event: ControlEvent) => {
-    await deps.bus.publish(sessionId, JSON.stringify(event))
+    try {
+      await deps.bus.publish(sessionId, JSON.stringify(event))
+    } catch (error) {
+      throw unreachable(error)
+    }
     return { delivered: true as const, event }
   }
   return {
@@ -43,7 +53,13 @@ export function createControlService(deps: ControlServiceDeps) {
     },
 
     /** Calls `listener` with each event (as JSON) sent to the session from now on. */
-    subscribe: (sessionId: string, listener: (message: string) => void) => deps.bus.subscribe(sessionId, listener),
+    async subscribe(sessionId: string, listener: (message: string) => void) {
+      try {
+        return await deps.bus.subscribe(sessionId, listener)
+      } catch (error) {
+        throw unreachable(error)
+      }
+    },
   }
 }
 
