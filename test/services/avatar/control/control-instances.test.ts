@@ -36,5 +36,4 @@ describe('the operator channel across instances (Redis pub/sub)', () => {
       [['operator', 'Sent to A, heard on B.']],
     )
   })
-
 })
