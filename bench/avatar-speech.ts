@@ -4,9 +4,14 @@
 //    and WAV, through POST /v1/tts of a running `triad serve` (medians of sequential requests).
 // 2. Concurrency: 8 simultaneous syntheses against one, with the worker pool at its default
 //    (one thread per core) and, for comparison, forced to a single thread (one queue).
+// 3. Viseme cost (issue 20): the viseme timeline as a share of synthesis time, end to end (POST
+//    /v1/tts with `visemes: true` against the binary answer) and for the mapping alone (the
+//    phoneme events of an in-process synthesis turned into a timeline).
 import { readdirSync, readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
+import { visemeTimeline } from '../src/services/avatar/modules/speech/index.ts'
+import { createEspeakProvider, findVoice } from '../src/services/avatar/providers/tts/index.ts'
 import { reportRow, smoke, startTriad } from './lib.ts'
 
 const { values } = parseArgs({ options: { repeats: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' }, smoke: { type: 'boolean', default: false } } })
@@ -67,10 +72,10 @@ function audioSeconds(body: Buffer, format: 'mp3' | 'wav'): number {
   return (frames * 576) / 22050
 }
 
-async function synthesize(url: string, text: string, format: 'mp3' | 'wav', pid?: number): Promise<Sample> {
+async function synthesize(url: string, text: string, format: 'mp3' | 'wav', pid?: number, visemes = false): Promise<Sample> {
   const cpuBefore = cpuOf(pid)
   const started = performance.now()
-  const response = await fetch(`${url}/v1/tts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, format }) })
+  const response = await fetch(`${url}/v1/tts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, format, visemes }) })
   if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}: ${await response.text()}`)
   const parts: Uint8Array[] = []
   let firstByteMs = 0
@@ -79,7 +84,9 @@ async function synthesize(url: string, text: string, format: 'mp3' | 'wav', pid?
     parts.push(chunk)
   }
   const totalMs = performance.now() - started
-  return { firstByteMs, totalMs, audioSeconds: audioSeconds(Buffer.concat(parts), format), cpuSeconds: cpuOf(pid) - cpuBefore }
+  const body = Buffer.concat(parts)
+  const audio = visemes ? Buffer.from((JSON.parse(body.toString()) as { audio: string }).audio, 'base64') : body
+  return { firstByteMs, totalMs, audioSeconds: audioSeconds(audio, format), cpuSeconds: cpuOf(pid) - cpuBefore }
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
@@ -138,6 +145,63 @@ async function concurrency(url: string, label: string) {
   })
 }
 
+/** What the timeline costs: end to end over HTTP, and the phoneme-to-viseme mapping alone in process. */
+async function visemeCost(url: string) {
+  console.log('\n## Viseme timeline cost (MP3, medians)\n')
+  console.log('| text | binary answer (ms) | JSON with visemes (ms) | extra, end to end | mapping alone (ms) | mapping ÷ synthesis |')
+  console.log('|---|---:|---:|---:|---:|---:|')
+  const provider = createEspeakProvider({ threads: 1 })
+  const read = async (text: string, voiceId: string) => {
+    const voice = findVoice(voiceId)
+    if (!voice) throw new Error(`no voice ${voiceId}`)
+    const stream = await provider.synthesize({ text, voice, ratePercent: 0, format: 'mp3' })
+    for await (const chunk of stream.chunks) void chunk
+    const timing = await stream.timing
+    if (!timing) throw new Error('espeak gave no timing')
+    return timing
+  }
+  try {
+    // Warm up: the worker thread starts and loads espeak-ng once.
+    await read('Warm up.', 'en-US-JennyNeural')
+    for (const [name, text, voiceId] of smoke
+      ? ([['English, 60 chars', ENGLISH.slice(0, 60), 'en-US-JennyNeural']] as const)
+      : ([
+          ['Chinese, 200 chars', CHINESE, 'zh-CN-XiaoxiaoNeural'],
+          ['English, 200 chars', ENGLISH, 'en-US-JennyNeural'],
+        ] as const)) {
+      const binary: number[] = []
+      const json: number[] = []
+      for (let index = 0; index < repeats; index++) {
+        binary.push((await synthesize(url, text, 'mp3')).totalMs)
+        json.push((await synthesize(url, text, 'mp3', undefined, true)).totalMs)
+      }
+      // In process: one synthesis's own phoneme events, mapped many times over.
+      const started = performance.now()
+      const timing = await read(text, voiceId)
+      const synthesisMs = performance.now() - started
+      const loops = smoke ? 20 : 500
+      const mapStarted = performance.now()
+      for (let index = 0; index < loops; index++) visemeTimeline(timing)
+      const mappingMs = (performance.now() - mapStarted) / loops
+      const [plain, withVisemes] = [median(binary), median(json)]
+      const extra = (withVisemes - plain) / plain
+      console.log(
+        `| ${name} | ${plain.toFixed(0)} | ${withVisemes.toFixed(0)} | ${(extra * 100).toFixed(1)} % | ${mappingMs.toFixed(3)} | ${((mappingMs / synthesisMs) * 100).toFixed(2)} % |`,
+      )
+      reportRow({
+        benchmark: 'avatar-speech',
+        measure: `Viseme timeline as a share of synthesis time, ${name}, MP3: JSON with visemes vs the binary answer (end to end), and the phoneme-to-viseme mapping alone`,
+        target: '—',
+        figure: `${extra >= 0 ? '+' : ''}${(extra * 100).toFixed(1)} % end to end (${plain.toFixed(0)} → ${withVisemes.toFixed(0)} ms); mapping ${mappingMs.toFixed(3)} ms = ${((mappingMs / synthesisMs) * 100).toFixed(2)} % of a ${synthesisMs.toFixed(0)} ms synthesis (${timing.phonemes.length} phonemes)`,
+        met: null,
+        command: 'node bench/avatar-speech.ts',
+      })
+    }
+  } finally {
+    await provider.close()
+  }
+}
+
 async function withServer(env: Record<string, string>, work: (url: string) => Promise<void>) {
   const server = await startTriad({ TRIAD_SERVICES: 'avatar', ...env })
   try {
@@ -152,7 +216,10 @@ async function withServer(env: Record<string, string>, work: (url: string) => Pr
 
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
 console.log(`# Avatar speech bench — ${cpus().length} CPU cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, load average ${load}`)
-await withServer({}, speed)
+await withServer({}, async (url) => {
+  await speed(url)
+  await visemeCost(url)
+})
 console.log('\n## 8 concurrent syntheses vs one (English, 200 chars, MP3; medians)\n')
 console.log('| worker pool | one (ms) | 8 at once (ms) | ratio |')
 console.log('|---|---:|---:|---:|')

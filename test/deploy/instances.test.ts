@@ -17,6 +17,7 @@ import {
   userMessagesAt,
 } from '../helpers/http-clients.ts'
 import { startTriadProcess, type TriadProcess } from '../helpers/triad-process.ts'
+import { listenToEvents } from '../services/avatar/helpers.ts'
 
 // Two real `triad serve` processes, as docs/deployment.md deploys them: one PostgreSQL database
 // (a schema of its own here), one Redis, one secrets file, both started at the same moment (so
@@ -25,6 +26,7 @@ import { startTriadProcess, type TriadProcess } from '../helpers/triad-process.t
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const ADMIN = { email: 'ops@example.org', password: 'correct horse battery' }
+const OPERATOR_KEY = 'operator-key-for-two-instances'
 const skip = testDialect !== 'postgres' && 'two instances need PostgreSQL: set TEST_DATABASE_URL=postgres://… (npm run test:pg runs it)'
 
 /** A fresh address per client, passed on by the trusted proxy (127.0.0.1), as nginx does in deploy/. */
@@ -50,6 +52,7 @@ test('two Triad processes over one PostgreSQL and Redis behave as one', { skip, 
     AUTHN_REVOCATION_CACHE: '0s',
     AVATAR_MOCK_TOKEN_DELAY: '0s',
     AVATAR_RATE_LIMIT: '3/min',
+    AVATAR_OPERATOR_KEY: OPERATOR_KEY,
     LOG_LEVEL: 'warn',
   }
   const [a, b] = (await Promise.all([startTriadProcess(t, shared), startTriadProcess(t, shared)])) as [TriadProcess, TriadProcess]
@@ -79,6 +82,22 @@ test('two Triad processes over one PostgreSQL and Redis behave as one', { skip, 
     assert.deepEqual(await userMessagesAt(a.base, session), turns)
     assert.equal((await fetch(`${a.base}/v1/session/${session}`, { method: 'DELETE' })).status, 200)
     assert.equal(await userMessagesAt(b.base, session), undefined, 'deleted on A, gone on B')
+  })
+
+  await t.test('avatar: what an operator says on A reaches a page listening on B', async () => {
+    const session = `ops-${randomBytes(4).toString('hex')}`
+    const page = await listenToEvents(b.base, session)
+    try {
+      const said = await fetch(`${a.base}/v1/session/${session}/say`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${OPERATOR_KEY}`, 'x-forwarded-for': clientAddress() },
+        body: JSON.stringify({ text: 'Heard on B.', emotion: 'happy' }),
+      })
+      assert.equal(said.status, 200, await said.clone().text())
+      assert.deepEqual(await page.next(), ((await said.json()) as { event: unknown }).event)
+    } finally {
+      page.close()
+    }
   })
 
   await t.test('payments: thirty concurrent captures of one authorization over both never capture more than it', async () => {

@@ -12,9 +12,12 @@ import { buildTestApp, type Cleanup, type TestApp } from './build-app.ts'
  * bench/scaling.ts (statements and round trips per route).
  */
 
+/** The operator key of the traced app, for the operator routes' scenarios. */
+const OPERATOR_KEY = 'operator-key-of-the-write-scenarios'
+
 /** How a table would be distributed on Citus: by which key, or replicated to every node. */
 export type Placement = { key: KeyKind; column: string } | { key: KeyKind; via: { table: string; column: string; parentColumn: string } } | 'reference' | 'local'
-export type KeyKind = 'merchant' | 'eperson' | 'session' | 'throttle key' | 'app' | 'vault card' | 'oidc flow' | 'webauthn challenge'
+export type KeyKind = 'merchant' | 'eperson' | 'session' | 'throttle key' | 'app' | 'vault card' | 'oidc flow' | 'webauthn challenge' | 'synthesis'
 
 /**
  * The distribution of every table. `via`: the row carries no key column, it reaches its key
@@ -57,6 +60,7 @@ export const PLACEMENT: Record<string, Placement> = {
   authn_settings: 'reference',
   avatar_sessions: { key: 'session', column: 'id' },
   avatar_messages: { key: 'session', column: 'session_id' },
+  avatar_tts_timelines: { key: 'synthesis', column: 'id' },
 }
 
 export interface Statement {
@@ -99,7 +103,7 @@ export async function startTracedApp(t: Cleanup, env: Record<string, string> = {
     await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(observer.db)
     await observer.destroy()
   })
-  const test = await buildTestApp(t, { database, env: { AVATAR_MOCK_TOKEN_DELAY: '0s', AVATAR_RATE_LIMIT: '0', PAYMENTS_RATE_LIMIT: '0', ...env } })
+  const test = await buildTestApp(t, { database, env: { AVATAR_MOCK_TOKEN_DELAY: '0s', AVATAR_RATE_LIMIT: '0', AVATAR_OPERATOR_KEY: OPERATOR_KEY, PAYMENTS_RATE_LIMIT: '0', ...env } })
   let route = ''
   test.app.addHook('onResponse', async (request) => {
     route = `${request.method} ${request.routeOptions.url ?? request.url}`
@@ -218,6 +222,10 @@ export async function runWriteScenarios(traced: TracedApp): Promise<void> {
   ok(await request({ method: 'POST', url: '/v1/chat', headers: chat, payload: JSON.stringify({ sessionId: 'shape', userText: 'Hello!' }) }), 200, 'chat')
   ok(await request({ method: 'POST', url: '/v1/chat/stream', headers: chat, payload: JSON.stringify({ sessionId: 'shape', userText: 'And again' }) }), 200, 'chat stream')
   ok(await request({ method: 'DELETE', url: '/v1/session/shape' }), 200, 'delete session')
+  ok(await request({ method: 'POST', url: '/v1/tts', headers: chat, payload: JSON.stringify({ text: 'Hi.', format: 'wav' }) }), 200, 'speech (its viseme timeline is kept)')
+  const operator = { ...chat, authorization: `Bearer ${OPERATOR_KEY}` }
+  ok(await request({ method: 'POST', url: '/v1/session/shape/say', headers: operator, payload: JSON.stringify({ text: 'Said by an operator.' }) }), 200, 'operator say')
+  ok(await request({ method: 'POST', url: '/v1/session/shape/act', headers: operator, payload: JSON.stringify({ emotion: 'happy' }) }), 200, 'operator act')
 
   // payments: the merchant API
   const json = { 'content-type': 'application/json' }

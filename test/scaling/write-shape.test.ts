@@ -12,7 +12,6 @@ import { type KeyKind, PLACEMENT, runWriteScenarios, shapeOf, signatureOf, start
 
 /** Write routes the scenarios do not run, and why nothing of theirs is missed. */
 const NOT_RUN: Record<string, string> = {
-  'POST /v1/tts': 'synthesises speech; touches no table (modules/speech has no repository)',
   'POST /v1/asr': 'transcribes an upload; touches no table (modules/transcription has no repository)',
 }
 

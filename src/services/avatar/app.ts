@@ -29,6 +29,7 @@ export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & Co
     const cors = avatarCors(config.corsOrigins)
     const metrics = createAvatarMetrics(deps.metrics, { ttsQueued: tts.queued ? () => tts.queued?.() ?? 0 : undefined })
     const conversation = createConversation({ ...deps, llm, config: config.chat, log: app.log, metrics })
+    app.addHook('onClose', () => conversation.close())
 
     await app.register(
       async (scope) => {
@@ -36,7 +37,7 @@ export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & Co
         installErrorHandling(scope, formatAvatarError)
         installOpenCors(scope, { ...cors, preflightPaths: ['/*'] })
         await scope.register(conversation.routes)
-        await scope.register(speechPlugin({ config: config.speech, tts, clock, metrics }))
+        await scope.register(speechPlugin({ config: config.speech, database: deps.database, ids: deps.ids, tts, clock, metrics }))
         await scope.register(transcriptionPlugin({ config: config.transcription, asr, metrics }))
       },
       { prefix: '/v1' },

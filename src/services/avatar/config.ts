@@ -25,6 +25,14 @@ const chatEnvSchema = {
   }),
   AVATAR_MOCK_TOKEN_DELAY: Env.duration('20ms'),
   AVATAR_SSE_HEARTBEAT: Env.duration('15s'),
+  AVATAR_OPERATOR_KEY: Env.optionalString(
+    'at least 16 characters without spaces: the key operators send (Authorization: Bearer …) to POST /v1/session/{id}/say and /act; unset turns those routes off',
+    { pattern: '^\\S{16,}$' },
+  ),
+  AVATAR_OPERATOR_RATE_LIMIT: Env.string('operator requests per client address, such as 60/min, or 0 for none', {
+    default: '60/min',
+    pattern: RATE_LIMIT_PATTERN,
+  }),
   AVATAR_WS_HEARTBEAT: Env.duration('30s'),
 }
 
@@ -46,6 +54,7 @@ function buildChatConfig(env: ChatEnv & { AVATAR_LLM_API_KEY?: string; AVATAR_LL
     rateLimit: parseRateLimit(env.AVATAR_RATE_LIMIT),
     mockTokenDelayMs: parseDuration(env.AVATAR_MOCK_TOKEN_DELAY),
     sseHeartbeatMs: parseDuration(env.AVATAR_SSE_HEARTBEAT),
+    operator: { key: env.AVATAR_OPERATOR_KEY, rateLimit: parseRateLimit(env.AVATAR_OPERATOR_RATE_LIMIT) },
     wsHeartbeatMs: parseDuration(env.AVATAR_WS_HEARTBEAT),
   }
 }
@@ -63,6 +72,7 @@ const speechEnvSchema = {
   AVATAR_TTS_THREADS: Env.integer('how many worker threads synthesise speech locally (0 = one per CPU core)', 0),
   AVATAR_TTS_EDGE_URL: Env.string('a ws(s) URL of the Edge read-aloud endpoint', { default: EDGE_DEFAULT_URL, pattern: '^wss?://.+' }),
   AVATAR_TTS_EDGE_TIMEOUT: Env.duration('5s'),
+  AVATAR_TTS_TIMELINE_TTL: Env.duration('10m'),
 }
 
 type SpeechEnv = Static<TObject<typeof speechEnvSchema>>
@@ -72,6 +82,7 @@ function buildSpeechConfig(env: SpeechEnv) {
     provider: env.AVATAR_TTS_PROVIDER,
     threads: env.AVATAR_TTS_THREADS,
     edge: { url: env.AVATAR_TTS_EDGE_URL, timeoutMs: parseDuration(env.AVATAR_TTS_EDGE_TIMEOUT) },
+    timelineTtlMs: parseDuration(env.AVATAR_TTS_TIMELINE_TTL),
   }
 }
 

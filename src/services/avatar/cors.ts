@@ -29,6 +29,7 @@ export function avatarCors(origins: readonly string[]): OpenCorsOptions {
       'X-RateLimit-Remaining',
       'X-RateLimit-Reset',
       'X-Request-Id',
+      'X-Synthesis-Id',
       'X-TTS-Provider',
     ],
     maxAgeSeconds: 86_400,

@@ -10,6 +10,11 @@ export const ErrorSchema = Type.Object({ detail: Type.String({ description: 'wha
 const AVATAR_ERROR_STATUS = {
   ...CORE_ERROR_STATUS,
   session_not_found: 404,
+  synthesis_not_found: 404,
+  /** The synthesis exists but its provider reported no phoneme timing (the online voices). */
+  visemes_unavailable: 409,
+  /** The operator routes are off: no AVATAR_OPERATOR_KEY is configured (as if they did not exist). */
+  operator_disabled: 404,
   upgrade_required: 426,
   /** nginx's "client closed request": logged, never sent, as nobody is there to read it. */
   client_closed_request: 499,

@@ -4,7 +4,7 @@ import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
 import type { FastifyRouteSchemaDef, FastifyValidationResult } from 'fastify/types/schema.js'
 
 function describe(error: ValueError): string {
-  const schema = error.schema as { maxLength?: number; minLength?: number; minimum?: number; maximum?: number; description?: string }
+  const schema = error.schema as { maxLength?: number; minLength?: number; minimum?: number; maximum?: number; description?: string; anyOf?: Array<{ const?: unknown }> }
   switch (error.type) {
     case ValueErrorType.ObjectRequiredProperty:
       return 'is missing'
@@ -22,6 +22,14 @@ function describe(error: ValueError): string {
       return `must be at most ${schema.maxLength} characters`
     case ValueErrorType.StringMinLength:
       return schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters`
+    case ValueErrorType.Union: {
+      // A choice among fixed values (an emotion, a voice): name them.
+      const values = schema.anyOf?.map((option) => option.const)
+      if (values?.every((value) => typeof value === 'string')) return `must be one of ${values.join(', ')}`
+      return error.message.charAt(0).toLowerCase() + error.message.slice(1)
+    }
+    case ValueErrorType.ObjectAdditionalProperties:
+      return 'is not an accepted field'
     case ValueErrorType.StringPattern:
       return schema.description ? `must be ${schema.description}` : 'has an invalid format'
     default:

@@ -111,3 +111,51 @@ export async function multipartForm(fields: MultipartFields) {
 export async function postAsr(app: FastifyInstance, fields: MultipartFields) {
   return app.inject({ method: 'POST', url: '/v1/asr', ...(await multipartForm(fields)) })
 }
+
+/** A listener on GET /v1/session/{id}/events over a real socket, as a page's EventSource. */
+export interface EventsListener {
+  /** The next event's data, parsed (fails after `ms`). */
+  next(ms?: number): Promise<Record<string, unknown>>
+  close(): void
+}
+
+/** Opens the operator event stream of a session; resolves once its headers have arrived (it is then subscribed). */
+export async function listenToEvents(baseUrl: string, sessionId: string): Promise<EventsListener> {
+  const request = httpRequest(`${baseUrl}/v1/session/${encodeURIComponent(sessionId)}/events`, { agent: false, headers: { accept: 'text/event-stream' } })
+  request.end()
+  const [response] = (await once(request, 'response')) as [IncomingMessage]
+  if (response.statusCode !== 200) throw new Error(`events answered ${response.statusCode}`)
+  const queue: Array<Record<string, unknown>> = []
+  const waiting: Array<(event: Record<string, unknown>) => void> = []
+  let buffer = ''
+  response.setEncoding('utf8')
+  response.on('data', (text: string) => {
+    buffer += text
+    let end = buffer.indexOf('\n\n')
+    while (end >= 0) {
+      const [event] = parseSse(buffer.slice(0, end + 2))
+      buffer = buffer.slice(end + 2)
+      if (event) {
+        const resolve = waiting.shift()
+        if (resolve) resolve(event as unknown as Record<string, unknown>)
+        else queue.push(event as unknown as Record<string, unknown>)
+      }
+      end = buffer.indexOf('\n\n')
+    }
+  })
+  response.on('error', () => {})
+  return {
+    next(ms = 5000) {
+      const ready = queue.shift()
+      if (ready) return Promise.resolve(ready)
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no event within ${ms} ms`)), ms)
+        waiting.push((event) => {
+          clearTimeout(timer)
+          resolve(event)
+        })
+      })
+    },
+    close: () => request.destroy(),
+  }
+}

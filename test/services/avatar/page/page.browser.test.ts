@@ -24,7 +24,8 @@ interface Dom {
     querySelectorAll(selector: string): Iterable<DomElement>
     body: DomElement
   }
-  window: { replySnapshots?: string[] }
+  window: { replySnapshots?: string[]; testNow?: number; avatarClock?: () => number }
+  requestAnimationFrame(callback: () => void): void
   MutationObserver: new (callback: () => void) => { observe(target: unknown, options: Record<string, boolean>): void }
   getComputedStyle(element: DomElement | null): { transform: string; animationName: string; opacity: string; fill: string }
   localStorage: { getItem(key: string): string | null }
@@ -50,8 +51,11 @@ async function startApp(t: Cleanup, env: Record<string, string> = {}) {
   return { app, base: `http://127.0.0.1:${address.port}` }
 }
 
-/** A page that fails the test on any script error or any request leaving the server. */
-async function openPage(t: Cleanup, base: string): Promise<Page> {
+/**
+ * A page that fails the test on any script error or any request leaving the server. With
+ * `clock`, the page's lip-sync clock is `window.testNow`, which the test moves.
+ */
+async function openPage(t: Cleanup, base: string, options: { clock?: boolean } = {}): Promise<Page> {
   assert.ok(browser)
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
   t.after(() => context.close())
@@ -71,6 +75,13 @@ async function openPage(t: Cleanup, base: string): Promise<Page> {
       problems.push(`external request: ${request.url()}`)
   })
   t.after(() => assert.deepEqual(problems, []))
+  if (options.clock) {
+    await page.addInitScript(() => {
+      const { window } = globalThis as unknown as Dom
+      window.testNow = 0
+      window.avatarClock = () => window.testNow ?? 0
+    })
+  }
   await page.goto(`${base}/avatar`)
   await page.waitForFunction(() => (globalThis as unknown as Dom).document.querySelector('#status')?.textContent?.startsWith('Ready'))
   return page
@@ -178,6 +189,67 @@ describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
     assert.equal(await page.locator('#messages li.assistant.interrupted').count(), 1)
     assert.equal(await page.isEnabled('#stop'), false)
     await page.screenshot({ path: `${ARTEFACTS}/stopped.png` })
+  })
+
+  it('moves the mouth along the viseme timeline of what an operator makes it say; barge-in stops voice and mouth', async (t) => {
+    const key = 'operator-key-for-the-page-test'
+    const { app, base } = await startApp(t, { AVATAR_OPERATOR_KEY: key })
+    const page = await openPage(t, base, { clock: true })
+    await page.waitForFunction(() => (globalThis as unknown as Dom).document.body.dataset.operatorListening === 'true')
+    const sessionId = await page.evaluate(() => (globalThis as unknown as Dom).localStorage.getItem('triad.avatar.session'))
+    const operator = (path: string, payload: object) =>
+      app.inject({ method: 'POST', url: `/v1/session/${sessionId}/${path}`, headers: { authorization: `Bearer ${key}` }, payload })
+
+    const synthesis = page.waitForResponse((response) => response.url().endsWith('/v1/tts'))
+    const text = Array.from({ length: 10 }, () => 'Papa').join(', ') + '.'
+    const said = await operator('say', { text, emotion: 'happy', action: 'wave', voice: 'en-US-GuyNeural' })
+    assert.equal(said.statusCode, 200)
+    const { visemes } = (await (await synthesis).json()) as { visemes: Array<{ viseme: string; start_ms: number; end_ms: number }> }
+    await page.waitForFunction(() => (globalThis as unknown as Dom).document.querySelector('#avatar')?.getAttribute('data-speaking') === 'true')
+    assert.equal(await page.textContent('#messages li.operator .content'), text)
+    assert.equal(await page.getAttribute('#avatar', 'data-emotion'), 'happy')
+    assert.equal(await page.getAttribute('#avatar', 'data-action'), 'wave')
+
+    // Playback started at testNow = 0: the mouth shows the timeline's viseme at each instant.
+    const mouthAt = (ms: number) =>
+      page.evaluate(
+        (at) =>
+          new Promise<{ viseme?: string; open?: string }>((resolve) => {
+            const { window, document, requestAnimationFrame } = globalThis as unknown as Dom
+            window.testNow = at
+            let frames = 0
+            const wait = () => {
+              if (++frames < 6) return requestAnimationFrame(wait)
+              const mouth = document.querySelector('#mouth')
+              resolve({ viseme: mouth?.dataset.viseme, open: mouth?.dataset.open })
+            }
+            requestAnimationFrame(wait)
+          }),
+        ms,
+      )
+    const middleOf = (viseme: string, nth = 0) => {
+      const span = visemes.filter((candidate) => candidate.viseme === viseme)[nth]
+      assert.ok(span, `${viseme} in ${JSON.stringify(visemes)}`)
+      return Math.floor((span.start_ms + span.end_ms) / 2)
+    }
+    const closed = await mouthAt(middleOf('PP', 1))
+    assert.equal(closed.viseme, 'PP')
+    const open = await mouthAt(middleOf('aa', 1))
+    assert.equal(open.viseme, 'aa')
+    assert.ok(Number(open.open) > Number(closed.open) + 0.3, `aa opens the mouth to ${open.open}, PP to ${closed.open}`)
+    assert.equal((await mouthAt(Math.floor(visemes[0].end_ms / 2))).viseme, visemes[0].viseme)
+    assert.equal((await mouthAt(middleOf('PP', 2))).viseme, 'PP')
+    await page.locator('#avatar').screenshot({ path: `${ARTEFACTS}/viseme.png` })
+
+    // Barge-in: the voice and the timeline stop together, the mouth rests.
+    await page.click('#stop')
+    assert.equal(await page.getAttribute('#avatar', 'data-speaking'), 'false')
+    assert.equal((await mouthAt(middleOf('aa', 2))).viseme, 'sil')
+
+    // An act changes the face and the gesture without a word.
+    assert.equal((await operator('act', { emotion: 'sad', action: 'nod' })).statusCode, 200)
+    await page.waitForFunction(() => (globalThis as unknown as Dom).document.querySelector('#avatar')?.dataset.emotion === 'sad')
+    assert.equal(await page.getAttribute('#avatar', 'data-action'), 'nod')
   })
 
   it('shows the five emotions on the face and plays the eight actions with the body', async (t) => {

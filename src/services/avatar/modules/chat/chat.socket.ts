@@ -15,6 +15,7 @@ import { rateLimitExceeded, rateLimitKey } from './chat.limits.ts'
 import { type ChatFrame, ChatSocketQuerySchema, chatFrameSchema } from './chat.schemas.ts'
 import type { ChatService } from './chat.service.ts'
 import type { ChatEvent, TurnRunner } from './chat.turn.ts'
+import type { ControlService } from '../control/index.ts'
 
 export interface ChatSocketOptions {
   chat: ChatService
@@ -26,6 +27,8 @@ export interface ChatSocketOptions {
   /** Interval of WebSocket pings (AVATAR_WS_HEARTBEAT); 0 turns them off. */
   heartbeatMs: number
   lifecycle: Lifecycle
+  /** The operator channel: its messages for the socket's session go out as frames too. */
+  control: Pick<ControlService, 'subscribe'>
 }
 
 /** Close codes (RFC 6455 §7.4.1). */
@@ -58,6 +61,7 @@ const SocketDescription = [
   'Send text frames `{"type":"chat","userText":…,"meta":{…}}` (the fields and rules of the `POST /v1/chat` body); each is answered',
   'with `{"type":"token","content"}` frames, then one `{"type":"done","replyText","emotion","action"}` or one `{"type":"error","message"}`,',
   'the events of `POST /v1/chat/stream`. A bad frame or a frame over the rate limit is answered with an error frame and the socket stays open.',
+  'What operators send to the session arrives as `{"type":"say",…}` and `{"type":"act",…}` frames, the events of `GET /v1/session/{session_id}/events`.',
   'The server pings every AVATAR_WS_HEARTBEAT and closes a socket that did not answer the previous ping.',
   'Without a WebSocket upgrade the route answers 426. See docs/avatar-protocol.md.',
 ].join(' ')
@@ -186,7 +190,23 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
     heartbeat?.unref()
     socket.on('pong', () => (answeredPing = true))
 
+    // Operator messages go out as they come, between a turn's frames if one is running (each is
+    // a whole frame, told apart by its type).
+    let stopListening: (() => void) | undefined
+    options.control
+      .subscribe(sessionId, (message) => {
+        if (socket.readyState === socket.OPEN) socket.send(message)
+      })
+      .then(
+        (stop) => {
+          if (socket.readyState === socket.OPEN) stopListening = stop
+          else stop()
+        },
+        (error: unknown) => request.log.warn({ err: error }, 'websocket could not listen to the operator channel'),
+      )
+
     socket.on('close', () => {
+      stopListening?.()
       closed()
       clearInterval(heartbeat)
       closing.signal.removeEventListener('abort', onClosing)

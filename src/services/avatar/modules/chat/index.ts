@@ -1,20 +1,24 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Clock } from '../../../../core/clock.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
-import { createRateLimiter, type RateLimiter } from '../../../../core/http/rate-limit.ts'
+import type { IdGenerator } from '../../../../core/ids.ts'
+import { createRateLimiter, type RateLimiter, type RateLimitRule } from '../../../../core/http/rate-limit.ts'
 import type { ServiceBase } from '../../../../core/service.ts'
 import type { ChatConfig } from '../../config.ts'
 import { type AvatarMetrics, noAvatarMetrics } from '../../metrics.ts'
 import { createOpenAiLlm, type LlmPort } from '../../providers/llm/index.ts'
+import { controlRoutes, createControl } from '../control/index.ts'
 import { createSessions, sessionsRoutes } from '../sessions/index.ts'
 import { chatRoutes } from './chat.routes.ts'
 import { createChatService } from './chat.service.ts'
+import { rateLimitExceeded } from './chat.limits.ts'
 import { chatSocketRoutes } from './chat.socket.ts'
 import { createTurnRunner } from './chat.turn.ts'
 
 export interface ConversationDeps {
   database: Database
   clock: Clock
+  ids: IdGenerator
   redis?: ServiceBase['redis']
   lifecycle: ServiceBase['lifecycle']
   config: ChatConfig
@@ -34,7 +38,8 @@ export function llmFromConfig(config: ChatConfig): LlmPort | undefined {
 /**
  * Chat, streaming and session history: the conversation half of the avatar API. `routes` go
  * under `/v1`; `socketRoutes` (`/ws`) beside it at the root, as the meta-human web app builds
- * its WebSocket URL. Both share one chat service, one rate limiter and one way to run a turn.
+ * its WebSocket URL. Both share one chat service, one rate limiter and one way to run a turn,
+ * and the operator's control channel, whose messages reach pages over either.
  */
 export function createConversation(deps: ConversationDeps) {
   const { config } = deps
@@ -42,23 +47,34 @@ export function createConversation(deps: ConversationDeps) {
   const metrics = deps.metrics ?? noAvatarMetrics
   const chat = createChatService({ config, llm: deps.llm ?? llmFromConfig(config), sessions, clock: deps.clock, log: deps.log, metrics })
   const runTurn = createTurnRunner(chat, deps.lifecycle.deadline)
-  let limiter: RateLimiter | undefined
-  const limiterFor = (app: FastifyInstance) => {
-    limiter ??= config.rateLimit
+  const control = createControl({ redis: deps.redis, sessions, clock: deps.clock, ids: deps.ids, log: deps.log })
+  const makeLimiter = (app: FastifyInstance, rule: RateLimitRule | undefined, prefix: string) =>
+    rule
       ? createRateLimiter({
-          ...config.rateLimit,
+          ...rule,
           clock: deps.clock,
           redis: deps.redis,
-          prefix: 'triad:avatar:chat',
+          prefix,
           onStoreError: (error) => app.log.warn({ err: error }, 'rate-limit store unavailable; counting in memory'),
         })
       : undefined
+  let limiter: RateLimiter | undefined
+  const limiterFor = (app: FastifyInstance) => {
+    limiter ??= makeLimiter(app, config.rateLimit, 'triad:avatar:chat')
     return limiter
   }
   return {
     routes: async (app: FastifyInstance) => {
       await app.register(chatRoutes, { chat, runTurn, limiter: limiterFor(app), maxTextLength: config.maxTextLength, sseHeartbeatMs: config.sseHeartbeatMs, metrics })
       await app.register(sessionsRoutes, { sessions })
+      await app.register(controlRoutes, {
+        control: control.service,
+        operatorKey: config.operator.key,
+        limiter: makeLimiter(app, config.operator.rateLimit, 'triad:avatar:operator'),
+        onExceeded: rateLimitExceeded,
+        maxTextLength: config.maxTextLength,
+        sseHeartbeatMs: config.sseHeartbeatMs,
+      })
     },
     socketRoutes: async (app: FastifyInstance) => {
       await app.register(chatSocketRoutes, {
@@ -69,8 +85,11 @@ export function createConversation(deps: ConversationDeps) {
         heartbeatMs: config.wsHeartbeatMs,
         lifecycle: deps.lifecycle,
         metrics,
+        control: control.service,
       })
     },
+    /** Closes the operator channel's own connection (its Redis subscriber). */
+    close: () => control.close(),
   }
 }
 

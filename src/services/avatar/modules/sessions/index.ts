@@ -3,7 +3,7 @@ import type { Database } from '../../../../core/db/create-db.ts'
 import { createSessionsRepository } from './sessions.repository.ts'
 import { createSessionsService, type SessionsService } from './sessions.service.ts'
 
-export { SessionIdSchema } from './sessions.schemas.ts'
+export { SessionIdSchema, SessionParamsSchema } from './sessions.schemas.ts'
 export { sessionsRoutes } from './sessions.routes.ts'
 export type { SessionsService } from './sessions.service.ts'
 

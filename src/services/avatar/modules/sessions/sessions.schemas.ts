@@ -31,7 +31,9 @@ export const HistorySchema = Type.Object({
   sessionId: Type.String(),
   messages: Type.Array(
     Type.Object({
-      role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
+      role: Type.Union([Type.Literal('user'), Type.Literal('assistant'), Type.Literal('operator')], {
+        description: '`operator`: what an operator made the avatar say (POST /v1/session/{session_id}/say)',
+      }),
       content: Type.String(),
       timestamp: Type.String({ description: 'ISO 8601' }),
       emotion: Type.Optional(Type.Union(EMOTIONS.map((value) => Type.Literal(value)))),

@@ -12,7 +12,7 @@ export interface SessionsServiceDeps {
 }
 
 export interface HistoryMessage {
-  role: 'user' | 'assistant'
+  role: 'user' | 'assistant' | 'operator'
   content: string
   timestamp: string
   emotion?: Emotion
@@ -26,7 +26,7 @@ const sessionNotFound = (id: string) => avatarError('session_not_found', `Sessio
 
 function toHistoryMessage(row: MessageRow): HistoryMessage {
   const message: HistoryMessage = { role: row.role, content: row.content, timestamp: row.created_at }
-  if (row.role === 'assistant') {
+  if (row.role !== 'user') {
     message.emotion = (row.emotion ?? 'neutral') as Emotion
     message.action = (row.action ?? 'idle') as Action
   }
@@ -59,11 +59,24 @@ export function createSessionsService(deps: SessionsServiceDeps) {
   }
 
   return {
-    /** The last messages of a session, for the model's context; none for a new or expired session. */
-    async context(id: string): Promise<HistoryMessage[]> {
+    /**
+     * The last messages of a session, for the model's context; none for a new or expired
+     * session. What an operator made the avatar say is the avatar's line to the model.
+     */
+    async context(id: string): Promise<Array<HistoryMessage & { role: 'user' | 'assistant' }>> {
       const session = await repository.findSession(id)
       if (!session || !isActive(session)) return []
-      return (await repository.listRecentMessages(id, deps.historyLimit)).map(toHistoryMessage)
+      return (await repository.listRecentMessages(id, deps.historyLimit)).map((row) => ({
+        ...toHistoryMessage(row),
+        role: row.role === 'user' ? 'user' : 'assistant',
+      }))
+    },
+
+    /** Appends what an operator made the avatar say, marked as the operator's (an expired session starts afresh). */
+    async recordOperator(id: string, said: { content: string; emotion: Emotion; action: Action; at: string }) {
+      const message: NewMessage = { role: 'operator', content: said.content, emotion: said.emotion, action: said.action, created_at: said.at }
+      await repository.append({ id, at: said.at, cutoff: cutoff(), messages: [message] })
+      await sweepIfDue()
     },
 
     /**

@@ -12,7 +12,8 @@ interface MessagesTable {
   session_id: string
   /** 1, 2, 3… within the session: the conversation order. */
   seq: number
-  role: 'user' | 'assistant'
+  /** `operator`: said by the avatar because an operator told it to (POST /v1/session/{id}/say), not by the model. */
+  role: 'user' | 'assistant' | 'operator'
   content: string
   emotion: string | null
   action: string | null

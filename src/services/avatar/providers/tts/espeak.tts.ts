@@ -2,14 +2,13 @@ import { availableParallelism } from 'node:os'
 import { Readable } from 'node:stream'
 import { MessageChannel } from 'node:worker_threads'
 import { Piscina } from 'piscina'
-import type { EspeakTask } from './espeak.worker.ts'
+import type { EspeakResult, EspeakTask } from './espeak.worker.ts'
 import { splitIntoSegments } from './segments.ts'
-import { type ProviderStatus, SynthesisError, type SynthesisRequest, type SynthesisStream, type TtsProvider } from './tts.port.ts'
+import { type ProviderStatus, type SpeechTiming, SynthesisError, type SynthesisRequest, type SynthesisStream, type TimedPhoneme, type TtsProvider } from './tts.port.ts'
 import { ESPEAK_SAMPLE_RATE, wavHeader } from './wav.ts'
 
 /**
- * Characters per segment. Each segment costs a fresh espeak-ng instance (~0.1 s of CPU to
- * load its phonemes, voice and dictionary), and a request buffers at most one segment of audio
+ * Characters per segment. A request buffers at most one segment of audio
  * when its client reads slower than synthesis: 400 characters is at most ~100 s of Mandarin,
  * ~4.4 MB of WAV or ~0.8 MB of MP3. A segment streams out while it is synthesised, so its length does not delay
  * the first byte.
@@ -48,7 +47,8 @@ export function createEspeakProvider(options: EspeakOptions = {}): TtsProvider {
     return pool
   }
 
-  const runSegment = (request: SynthesisRequest, text: string): AsyncIterable<Uint8Array> => {
+  /** One segment: its audio as it is made, and the worker's result (its phonemes) once it is done. */
+  const runSegment = (request: SynthesisRequest, text: string): { audio: AsyncIterable<Uint8Array>; result: Promise<EspeakResult> } => {
     const channel = new MessageChannel()
     // The worker posts `null` after its last chunk, on the same port, so no chunk is lost to
     // the task's own completion message overtaking it.
@@ -62,10 +62,9 @@ export function createEspeakProvider(options: EspeakOptions = {}): TtsProvider {
       format: request.format,
       port: channel.port2,
     }
-    getPool()
-      .run(task, { transferList: [channel.port2], signal: request.signal })
-      .catch((error: unknown) => audio.destroy(new SynthesisError('Speech synthesis failed', { cause: error })))
-    return audio
+    const result: Promise<EspeakResult> = getPool().run(task, { transferList: [channel.port2], signal: request.signal })
+    result.catch((error: unknown) => audio.destroy(new SynthesisError('Speech synthesis failed', { cause: error })))
+    return { audio, result }
   }
 
   return {
@@ -77,10 +76,27 @@ export function createEspeakProvider(options: EspeakOptions = {}): TtsProvider {
     async synthesize(request: SynthesisRequest): Promise<SynthesisStream> {
       const segments = splitIntoSegments(request.text, SEGMENT_CHARS, SEGMENT_CHARS)
       if (segments.length === 0) throw new SynthesisError('Nothing to synthesise')
+      // The phonemes of every segment, placed after the audio of the segments before it.
+      const timing = deferred<SpeechTiming>()
       async function* all(): AsyncGenerator<Uint8Array> {
-        for (const segment of segments) {
-          if (request.signal?.aborted) return
-          yield* runSegment(request, segment)
+        const phonemes: TimedPhoneme[] = []
+        let offsetMs = 0
+        try {
+          for (const segment of segments) {
+            if (request.signal?.aborted) return
+            const { audio, result } = runSegment(request, segment)
+            yield* audio
+            const done = await result
+            for (const event of done.phonemes) phonemes.push({ phoneme: event.phoneme, startMs: offsetMs + event.atMs })
+            offsetMs += (done.pcmBytes / 2 / done.sampleRate) * 1000
+          }
+          timing.resolve({ durationMs: offsetMs, phonemes })
+        } catch (error) {
+          timing.reject(error)
+          throw error
+        } finally {
+          // A reader that stops early leaves the timing unknown.
+          timing.reject(new SynthesisError('The audio was not read to its end'))
         }
       }
       const iterator = all()
@@ -94,20 +110,32 @@ export function createEspeakProvider(options: EspeakOptions = {}): TtsProvider {
         for await (const chunk of { [Symbol.asyncIterator]: () => iterator }) parts.push(chunk)
         const dataBytes = parts.reduce((sum, part) => sum + part.length, 0)
         const header = wavHeader(ESPEAK_SAMPLE_RATE, dataBytes)
-        return { provider: 'espeak', length: header.length + dataBytes, chunks: fromArray([header, ...parts]) }
+        return { provider: 'espeak', length: header.length + dataBytes, chunks: fromArray([header, ...parts]), timing: timing.promise }
       }
       async function* rest(): AsyncGenerator<Uint8Array> {
         if (request.format === 'wav') yield wavHeader(ESPEAK_SAMPLE_RATE)
         yield first.value as Uint8Array
         yield* { [Symbol.asyncIterator]: () => iterator }
       }
-      return { provider: 'espeak', chunks: rest() }
+      return { provider: 'espeak', chunks: rest(), timing: timing.promise }
     },
     async close() {
       await pool?.destroy()
       pool = undefined
     },
   }
+}
+
+/** A promise settled from outside (the first settlement wins); never an unhandled rejection. */
+function deferred<T>() {
+  let resolve: (value: T) => void = () => {}
+  let reject: (reason: unknown) => void = () => {}
+  const promise = new Promise<T>((ok, fail) => {
+    resolve = ok
+    reject = fail
+  })
+  promise.catch(() => {})
+  return { promise, resolve, reject }
 }
 
 async function* fromArray(parts: Uint8Array[]): AsyncGenerator<Uint8Array> {

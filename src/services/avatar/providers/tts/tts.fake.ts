@@ -14,7 +14,7 @@ export interface FakeTtsOptions {
 
 /**
  * A deterministic provider for tests: a 440 Hz tone lasting 60 ms per character, shortened or
- * lengthened by the rate, as real WAV or MP3. It records every request it gets.
+ * lengthened by the rate, as real WAV or MP3, timed as one open vowel. It records every request it gets.
  */
 export function createFakeTtsProvider(options: FakeTtsOptions = {}): TtsProvider & { requests: SynthesisRequest[] } {
   const requests: SynthesisRequest[] = []
@@ -46,7 +46,9 @@ export function createFakeTtsProvider(options: FakeTtsOptions = {}): TtsProvider
         if (fail) throw new SynthesisError('The fake provider failed mid-stream')
         for (const part of parts.slice(1)) yield part
       }
-      return { provider: 'fake', chunks: chunks() }
+      // The tone is one open vowel from start to end, as a synthesiser would time it.
+      const durationMs = (samples.length / ESPEAK_SAMPLE_RATE) * 1000
+      return { provider: 'fake', chunks: chunks(), timing: Promise.resolve({ durationMs, phonemes: [{ phoneme: 'a', startMs: 0 }] }) }
     },
     async close() {},
   }

@@ -15,6 +15,22 @@ export interface SynthesisRequest {
   signal?: AbortSignal
 }
 
+/** A phoneme of the audio, where the synthesiser placed it. */
+export interface TimedPhoneme {
+  /** The synthesiser's name for it (IPA for espeak-ng); empty for a pause. */
+  phoneme: string
+  /** Milliseconds from the start of the audio. */
+  startMs: number
+}
+
+/** What the synthesiser reported about the timing of the audio it produced. */
+export interface SpeechTiming {
+  /** The length of the audio produced (its PCM), in milliseconds. */
+  durationMs: number
+  /** The phonemes in order; each lasts until the next one starts (the last until `durationMs`). */
+  phonemes: TimedPhoneme[]
+}
+
 /** Audio as it is produced, plus what is known about it before the first byte. */
 export interface SynthesisStream {
   /** The provider that really produces this audio (after any fallback). */
@@ -22,6 +38,11 @@ export interface SynthesisStream {
   /** Total length in bytes when known before streaming (then sent as Content-Length). */
   length?: number
   chunks: AsyncIterable<Uint8Array>
+  /**
+   * The synthesiser's own phoneme timing of this audio, settled once the last chunk has been
+   * read (rejected if the audio failed). Absent when the provider that spoke reports none.
+   */
+  timing?: Promise<SpeechTiming>
 }
 
 export interface ProviderStatus {

@@ -1,6 +1,6 @@
 // The avatar page: plain browser JavaScript, no framework, no external assets. It talks to
-// the avatar API over HTTP only: /v1/chat/stream (SSE over fetch), /v1/tts, /v1/asr and the
-// session endpoints.
+// the avatar API over HTTP only: /v1/chat/stream (SSE over fetch), /v1/tts (with its viseme
+// timeline), /v1/asr, the session endpoints and the operator channel (/v1/session/{id}/events).
 
 const $ = (selector) => document.querySelector(selector)
 const avatar = $('#avatar')
@@ -43,10 +43,10 @@ async function readDetail(response) {
 
 // ---------------------------------------------------------------- the character
 
-/** The mouth as a closed path: `curve` −1 (frown) … 1 (smile), `open` 0 … 1. */
-function mouthPath(curve, open) {
+/** The mouth as a closed path: `curve` −1 (frown) … 1 (smile), `open` 0 … 1, `width` around 1. */
+function mouthPath(curve, open, width = 1) {
   const y = 206
-  const half = 22 - open * 4
+  const half = (22 - open * 4) * width
   const corner = y - curve * 6
   const upper = y + curve * 3 - open * 5
   const lower = y + curve * 9 + 3 + open * 26
@@ -60,6 +60,31 @@ const MOUTH_SHAPES = {
   sad: { curve: -0.9, open: 0 },
   angry: { curve: -0.6, open: 0.05 },
 }
+
+/** How open and how wide each viseme of the speech timeline (the Oculus set) shows the mouth. */
+const VISEME_SHAPES = {
+  sil: { open: 0, width: 1 },
+  PP: { open: 0, width: 0.92 },
+  FF: { open: 0.12, width: 1 },
+  TH: { open: 0.2, width: 1 },
+  DD: { open: 0.3, width: 1 },
+  kk: { open: 0.35, width: 1 },
+  CH: { open: 0.3, width: 0.75 },
+  SS: { open: 0.15, width: 1.1 },
+  nn: { open: 0.25, width: 1 },
+  RR: { open: 0.3, width: 0.8 },
+  aa: { open: 0.9, width: 1 },
+  E: { open: 0.55, width: 1.1 },
+  ih: { open: 0.35, width: 1.15 },
+  oh: { open: 0.65, width: 0.75 },
+  ou: { open: 0.35, width: 0.6 },
+}
+
+/**
+ * The page's clock for lip-sync, in milliseconds. A test may set `window.avatarClock` before
+ * the page loads to move time itself, and so check the mouth at exact instants.
+ */
+const now = () => (typeof window.avatarClock === 'function' ? window.avatarClock() : performance.now())
 
 function setEmotion(emotion) {
   state.emotion = EMOTIONS.includes(emotion) ? emotion : 'neutral'
@@ -84,8 +109,10 @@ const speech = {
   context: null,
   analyser: null,
   samples: null,
-  queue: [], // {audio: Promise<ArrayBuffer>}
+  queue: [], // {audio: Promise<{bytes: ArrayBuffer, visemes: Array|null}>}
   playing: null, // AudioBufferSourceNode
+  visemes: null, // the timeline of what is playing, when the server gave one
+  startedAt: 0, // now() when it started
   controller: new AbortController(),
   level: 0,
   played: 0,
@@ -103,12 +130,23 @@ function audioContext() {
   return speech.context
 }
 
-/** Starts fetching the audio of `text` now, to play after what is already queued. */
-function speak(text) {
+/** Base64 to bytes. */
+function decodeBase64(text) {
+  const binary = atob(text)
+  const bytes = new Uint8Array(binary.length)
+  for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index)
+  return bytes.buffer
+}
+
+/**
+ * Starts fetching the audio of `text` now, to play after what is already queued, with its
+ * viseme timeline (the mouth follows it; without one, the loudness moves the mouth).
+ */
+function speak(text, voice) {
   const clean = text.trim()
   if (!clean || $('#mute').checked) return
-  const body = { text: clean, rate: $('#rate').value, format: 'mp3' }
-  if ($('#voice').value) body.voice = $('#voice').value
+  const body = { text: clean, rate: $('#rate').value, format: 'mp3', visemes: true }
+  if (voice || $('#voice').value) body.voice = voice || $('#voice').value
   const audio = fetch('/v1/tts', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -116,7 +154,8 @@ function speak(text) {
     signal: speech.controller.signal,
   }).then(async (response) => {
     if (!response.ok) throw new Error(await readDetail(response))
-    return response.arrayBuffer()
+    const spoken = await response.json()
+    return { bytes: decodeBase64(spoken.audio), visemes: Array.isArray(spoken.visemes) ? spoken.visemes : null }
   })
   // A failed sentence is skipped when its turn comes; keep the rejection from going unheard.
   audio.catch(() => {})
@@ -131,7 +170,8 @@ async function playNext() {
   const marker = {}
   speech.playing = marker
   try {
-    const buffer = await context.decodeAudioData(await item.audio)
+    const spoken = await item.audio
+    const buffer = await context.decodeAudioData(spoken.bytes)
     if (speech.playing !== marker) return // stopped meanwhile
     const source = context.createBufferSource()
     source.buffer = buffer
@@ -145,9 +185,11 @@ async function playNext() {
       playNext()
     }
     speech.playing = source
+    speech.visemes = spoken.visemes
     avatar.dataset.speaking = 'true'
     if (state.action === 'idle') setAction('speak', true)
     source.start()
+    speech.startedAt = now()
     updateStopButton()
   } catch (error) {
     if (speech.playing === marker) speech.playing = null
@@ -158,6 +200,7 @@ async function playNext() {
 }
 
 function finishSpeaking() {
+  speech.visemes = null
   avatar.dataset.speaking = 'false'
   if (state.action === 'speak') setAction('idle', true)
   updateStopButton()
@@ -176,21 +219,39 @@ function stopSpeaking() {
   finishSpeaking()
 }
 
-/** Moves the mouth with the loudness of what is playing, on every frame. */
+/** The viseme of the timeline at `ms` from the start of the audio (sil past its end). */
+function visemeAt(timeline, ms) {
+  for (const span of timeline) if (ms >= span.start_ms && ms < span.end_ms) return span.viseme
+  return 'sil'
+}
+
+/**
+ * Moves the mouth on every frame: to the viseme of the timeline at the playing audio's
+ * position, or with the loudness of what is playing when there is no timeline.
+ */
 function animateMouth() {
   const shape = MOUTH_SHAPES[state.emotion] || MOUTH_SHAPES.neutral
   let target = 0
-  if (speech.playing && speech.analyser) {
+  let width = 1
+  if (speech.playing && speech.visemes) {
+    const viseme = visemeAt(speech.visemes, now() - speech.startedAt)
+    mouth.dataset.viseme = viseme
+    target = VISEME_SHAPES[viseme].open
+    width = VISEME_SHAPES[viseme].width
+  } else if (speech.playing && speech.analyser) {
+    delete mouth.dataset.viseme
     speech.analyser.getFloatTimeDomainData(speech.samples)
     let sum = 0
     for (const sample of speech.samples) sum += sample * sample
     target = Math.min(1, Math.sqrt(sum / speech.samples.length) * 5)
+  } else {
+    mouth.dataset.viseme = 'sil'
   }
   // Open fast, close a little slower, like a jaw.
   speech.level += (target - speech.level) * (target > speech.level ? 0.6 : 0.25)
   if (speech.level > Number(document.body.dataset.peakMouth || 0)) document.body.dataset.peakMouth = speech.level.toFixed(3)
   const open = Math.min(1, shape.open + speech.level)
-  mouth.setAttribute('d', mouthPath(shape.curve * (1 - speech.level * 0.6), open))
+  mouth.setAttribute('d', mouthPath(shape.curve * (1 - speech.level * 0.6), open, width))
   mouth.dataset.open = open.toFixed(2)
   requestAnimationFrame(animateMouth)
 }
@@ -380,6 +441,7 @@ async function resume(sessionId) {
   stop()
   state.sessionId = sessionId
   localStorage.setItem(SESSION_KEY, sessionId)
+  listenToOperator()
   messages.replaceChildren()
   const response = await fetch(`/v1/session/${encodeURIComponent(sessionId)}/history`)
   if (!response.ok) {
@@ -388,7 +450,7 @@ async function resume(sessionId) {
   }
   const history = await response.json()
   for (const message of history.messages) addMessage(message.role, message.content, message)
-  const last = history.messages.filter((message) => message.role === 'assistant').at(-1)
+  const last = history.messages.filter((message) => message.role !== 'user').at(-1)
   setEmotion(last?.emotion || 'neutral')
   setAction('idle', true)
   loadSessions()
@@ -406,10 +468,52 @@ function startNewSession() {
   stop()
   state.sessionId = newSessionId()
   localStorage.setItem(SESSION_KEY, state.sessionId)
+  listenToOperator()
   messages.replaceChildren()
   setEmotion('neutral')
   setAction('idle', true)
   loadSessions()
+}
+
+// ---------------------------------------------------------------- the operator channel
+
+const operator = { source: null, sessionId: null }
+
+/**
+ * Listens to what an operator sends to the session shown (GET /v1/session/{id}/events): `say`
+ * interrupts whatever the avatar was doing and speaks the text with its emotion and action;
+ * `act` shows an emotion or plays an action. EventSource reconnects by itself.
+ */
+function listenToOperator() {
+  if (operator.source && operator.sessionId === state.sessionId) return
+  operator.source?.close()
+  operator.sessionId = state.sessionId
+  document.body.dataset.operatorListening = 'false'
+  const source = new EventSource(`/v1/session/${encodeURIComponent(state.sessionId)}/events`)
+  operator.source = source
+  source.onopen = () => {
+    document.body.dataset.operatorListening = 'true'
+  }
+  source.onmessage = (message) => {
+    let event
+    try {
+      event = JSON.parse(message.data)
+    } catch {
+      return
+    }
+    if (event.type === 'say') {
+      stop()
+      audioContext()
+      addMessage('operator', event.text, event)
+      setEmotion(event.emotion)
+      setAction(event.action)
+      speak(event.text, event.voice)
+      updateStopButton()
+    } else if (event.type === 'act') {
+      if (event.emotion) setEmotion(event.emotion)
+      if (event.action) setAction(event.action)
+    }
+  }
 }
 
 // ---------------------------------------------------------------- speech in
@@ -554,6 +658,7 @@ $('#new-session').addEventListener('click', startNewSession)
 setEmotion('neutral')
 setAction('idle', true)
 requestAnimationFrame(animateMouth)
+listenToOperator()
 loadCapabilities()
 // Show the conversation this browser had open, if the server still has it.
 loadSessions().then((sessions) => {

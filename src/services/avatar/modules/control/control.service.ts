@@ -1,0 +1,66 @@
+import type { Clock } from '../../../../core/clock.ts'
+import { coreError } from '../../../../core/errors/codes.ts'
+import type { IdGenerator } from '../../../../core/ids.ts'
+import type { SessionsService } from '../sessions/index.ts'
+import type { ControlBus } from './control.bus.ts'
+import type { ActBody, ControlEvent, SayBody } from './control.schemas.ts'
+
+/** Redis (the fan-out across instances) failed: a 503 that says so, not an anonymous 500. */
+function unreachable(cause: unknown) {
+  return coreError('service_unavailable', 'The operator channel cannot reach Redis right now; try again', { cause })
+}
+
+export interface ControlServiceDeps {
+  bus: ControlBus
+  sessions: SessionsService
+  clock: Clock
+  ids: IdGenerator
+}
+
+/**
+ * The operator's control channel: what an operator sends reaches every page showing the
+ * session, and what the avatar is made to say is kept in the session's history as the
+ * operator's, so the model sees it as the avatar's own line afterwards.
+ */
+export function createControlService(deps: ControlServiceDeps) {
+  const publish = async (sessionId: string, event: ControlEvent) => {
+    try {
+      await deps.bus.publish(sessionId, JSON.stringify(event))
+    } catch (error) {
+      throw unreachable(error)
+    }
+    return { delivered: true as const, event }
+  }
+  return {
+    async say(sessionId: string, body: SayBody) {
+      const at = deps.clock.now().toISOString()
+      const event: ControlEvent = {
+        type: 'say',
+        id: deps.ids.prefixed('opm'),
+        text: body.text,
+        emotion: body.emotion ?? 'neutral',
+        action: body.action ?? 'speak',
+        ...(body.voice === undefined ? {} : { voice: body.voice }),
+        at,
+      }
+      // Stored first: a page that reloads on the message finds it in the history.
+      await deps.sessions.recordOperator(sessionId, { content: body.text, emotion: event.emotion, action: event.action, at })
+      return publish(sessionId, event)
+    },
+
+    async act(sessionId: string, body: ActBody) {
+      return publish(sessionId, { type: 'act', id: deps.ids.prefixed('opm'), ...body, at: deps.clock.now().toISOString() })
+    },
+
+    /** Calls `listener` with each event (as JSON) sent to the session from now on. */
+    async subscribe(sessionId: string, listener: (message: string) => void) {
+      try {
+        return await deps.bus.subscribe(sessionId, listener)
+      } catch (error) {
+        throw unreachable(error)
+      }
+    },
+  }
+}
+
+export type ControlService = ReturnType<typeof createControlService>
