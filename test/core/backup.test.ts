@@ -6,7 +6,7 @@ import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { main } from '../../src/main.ts'
 import { authenticatedAt, chatOverHttp, loginOverHttp, userMessagesAt } from '../helpers/http-clients.ts'
-import { runTriadCommand, startTriadProcess } from '../helpers/triad-process.ts'
+import { ownSqliteFiles, runTriadCommand, startTriadProcess } from '../helpers/triad-process.ts'
 
 const ADMIN = { AUTHN_ADMIN_EMAIL: 'ops@example.org', AUTHN_ADMIN_PASSWORD: 'correct horse battery' }
 // Chat turns as fast as the mock model answers, and no rate limit: the load is the point.
@@ -28,7 +28,7 @@ interface Write {
 
 // Generous timeouts: each test starts Triad processes and commands, which took minutes on a
 // machine shared with several full test runs; on a quiet one the whole file takes about a minute.
-describe('triad backup and restore (SQLite)', { timeout: 900_000 }, () => {
+describe('triad backup and restore (SQLite)', { timeout: 900_000, skip: ownSqliteFiles }, () => {
   it('backs up while Triad takes writes, and a Triad started on the restore has every write acknowledged before the backup began', { timeout: 480_000 }, async (t) => {
     const server = await startTriadProcess(t, SERVER_ENV)
     const liveEnv = { DATABASE_URL: `sqlite:${join(server.dir, 't.sqlite')}`, TRIAD_SECRETS_FILE: join(server.dir, 'secrets.json') }

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import packageJson from '../../package.json' with { type: 'json' }
 import { main } from '../../src/main.ts'
+import { ownSqliteFiles } from '../helpers/triad-process.ts'
 
 async function run(argv: string[], env: Record<string, string> = {}) {
   const out: string[] = []
@@ -14,7 +15,7 @@ async function run(argv: string[], env: Record<string, string> = {}) {
   return { code, out: out.join('\n'), err: err.join('\n') }
 }
 
-describe('triad command line', () => {
+describe('triad command line', { skip: ownSqliteFiles }, () => {
   it('lists its commands with --help and exits 0', async () => {
     const result = await run(['--help'])
     assert.equal(result.code, 0)

@@ -4,7 +4,7 @@ import { once } from 'node:events'
 import { existsSync, readFileSync } from 'node:fs'
 import { describe, it, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startTriadProcess } from '../helpers/triad-process.ts'
+import { ownSqliteFiles, startTriadProcess } from '../helpers/triad-process.ts'
 
 /** A Node older than 24 on this machine (Debian's), which makes the launcher start the bundled one. */
 function olderNode(): string | undefined {
@@ -21,7 +21,7 @@ async function servingCommandLine(t: TestContext, env: Record<string, string>): 
   return readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0')
 }
 
-describe('bin/triad.js serve', { skip: !existsSync('/proc/self/cmdline') && 'needs /proc' }, () => {
+describe('bin/triad.js serve', { skip: ownSqliteFiles || (!existsSync('/proc/self/cmdline') && 'needs /proc') }, () => {
   it('caps the young generation at 16 MB semi-spaces, in the same process', async (t) => {
     const args = await servingCommandLine(t, { NODE_OPTIONS: '' })
     assert.ok(args.includes('--max-semi-space-size=16'), args.join(' '))
@@ -34,7 +34,7 @@ describe('bin/triad.js serve', { skip: !existsSync('/proc/self/cmdline') && 'nee
   })
 })
 
-describe('bin/triad.js under a Node older than 24', { skip: !olderNode() && 'no Node < 24 at /usr/bin/node' }, () => {
+describe('bin/triad.js under a Node older than 24', { skip: ownSqliteFiles || (!olderNode() && 'no Node < 24 at /usr/bin/node') }, () => {
   it('passes SIGTERM on to the bundled Node it started, and exits with it', async (t) => {
     const { base, child, output } = await startTriadProcess(t, { LOG_LEVEL: 'info', TRIAD_SERVICES: 'avatar' }, { node: olderNode() })
     const [serving] = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(' ').map(Number)

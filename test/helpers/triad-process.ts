@@ -5,10 +5,17 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Cleanup } from './build-app.ts'
+import { type Cleanup, testDialect } from './build-app.ts'
 import { freePort } from './free-port.ts'
 
 const triad = new URL('../../bin/triad.js', import.meta.url).pathname
+
+/**
+ * `skip` for a test whose databases are SQLite files of its own (startTriadProcess's default, a
+ * backup file): on the suite's PostgreSQL pass it would only repeat what its SQLite pass ran.
+ */
+export const ownSqliteFiles: string | false =
+  testDialect === 'postgres' ? 'runs on SQLite files of its own, not the test database: the SQLite pass of the suite covers it' : false
 
 export interface TriadProcess {
   base: string

@@ -10,14 +10,14 @@ import { createIdGenerator } from '../../../../src/core/ids.ts'
 import { cardExpiry, recordTransaction } from '../../../../src/services/payments/modules/transactions/index.ts'
 import { createEventRecorder } from '../../../../src/services/payments/modules/webhooks/index.ts'
 import type { PaymentsTables } from '../../../../src/services/payments/tables.ts'
-import { startTriadProcess } from '../../../helpers/triad-process.ts'
+import { ownSqliteFiles, startTriadProcess } from '../../../helpers/triad-process.ts'
 import { basic } from '../helpers.ts'
 import { startReceiver } from './receiver.ts'
 
 // Real processes on one SQLite file: the first is killed (SIGKILL) while it sends an event; the
 // outbox row and its delivery survive, and a new process sends the event once the lease is over.
 // Two process starts: on a machine busy with the rest of the suite each can take a minute.
-test('nothing is lost when the sending process is killed: a new process sends the event, same id', { timeout: 300_000 }, async (t) => {
+test('nothing is lost when the sending process is killed: a new process sends the event, same id', { timeout: 300_000, skip: ownSqliteFiles }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'triad-webhooks-'))
   const env = {
     DATABASE_URL: `sqlite:${join(dir, 'triad.sqlite')}`,
