@@ -77,6 +77,7 @@ async function run(benchmark: Benchmark): Promise<void> {
     return
   }
   console.log(`\n━━━ ${benchmark.name}: ${commandLine}`)
+  const startedAt = performance.now()
   const child = spawn(process.execPath, [join(root, benchmark.file), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
   const own: BenchRow[] = []
   for await (const line of createInterface({ input: child.stdout })) {
@@ -84,6 +85,7 @@ async function run(benchmark: Benchmark): Promise<void> {
     else console.log(`  ${line}`)
   }
   const code = child.exitCode ?? (await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode))))
+  console.log(`━━━ ${benchmark.name}: ${((performance.now() - startedAt) / 1000).toFixed(0)} s`)
   rows.push(...own.map((row) => ({ ...row, benchmark: benchmark.name })))
   if (code !== 0) {
     crashed.push(benchmark.name)

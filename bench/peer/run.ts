@@ -27,7 +27,7 @@ const { values } = parseArgs({
   },
 })
 const rounds = values.quick ? 1 : Number(values.rounds)
-const durationSeconds = values.quick ? 2 : Number(values.duration)
+const durationSeconds = values.quick ? 1 : Number(values.duration)
 const connections = Number(values.connections)
 const here = new URL('.', import.meta.url).pathname
 const peerSource = join(here, 'source')
