@@ -88,7 +88,14 @@ export async function createMerchant(
 export async function authorize(
   test: PaymentsTestApp,
   merchantId: string,
-  options: { amount?: number; currency?: string; cardRef?: string | null; expiry?: { year: number; month: number } } = {},
+  options: {
+    amount?: number
+    currency?: string
+    cardRef?: string | null
+    expiry?: { year: number; month: number }
+    last4?: string
+    custom?: Record<string, unknown>
+  } = {},
 ): Promise<string> {
   const merchant = await test.db.selectFrom('payments_merchants').select(['id', 'test', 'descriptor']).where('id', '=', merchantId).executeTakeFirstOrThrow()
   const expiry = options.expiry ?? { year: 2030, month: 8 }
@@ -99,8 +106,8 @@ export async function authorize(
       merchant,
       amount: options.amount ?? 300,
       currency: options.currency ?? 'EUR',
-      card: { ref: options.cardRef ?? null, bin: '410000', last4: '0000', expiry: cardExpiry(expiry.year, expiry.month), scheme: 'visa', codePresent: true },
-      custom: { orderId: 'o-1' },
+      card: { ref: options.cardRef ?? null, bin: '410000', last4: options.last4 ?? '0000', expiry: cardExpiry(expiry.year, expiry.month), scheme: 'visa', codePresent: true },
+      custom: options.custom ?? { orderId: 'o-1' },
       tds: 'full',
       recurring: false,
     },
