@@ -36,7 +36,7 @@ export function keyFromAuthorization(header: string | undefined): string | undef
 /** The cookie of a dashboard sign-in (HttpOnly, SameSite=Strict): it holds the session token. */
 export const DASHBOARD_COOKIE = 'triad_dashboard'
 /** The header a dashboard page sends its CSRF token in, on every state-changing call. */
-export const CSRF_HEADER = 'x-csrf-token'
+const CSRF_HEADER = 'x-csrf-token'
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /** What the hook needs of the dashboard's sessions (modules/dashboard): the app a cookie signs in as. */

@@ -116,7 +116,8 @@ test('with the cookie, reads need nothing more; a capture, refund, void or sign-
   const post = (url: string, headers: Record<string, string>, payload: Record<string, unknown> = { amount: 100 }) =>
     fixture.app.inject({ method: 'POST', url, headers: { cookie, ...headers }, payload })
 
-  for (const headers of [{}, { 'x-csrf-token': 'wrong' }, { 'x-csrf-token': session.csrfToken.slice(1) }]) {
+  const refusedHeaders: Array<Record<string, string>> = [{}, { 'x-csrf-token': 'wrong' }, { 'x-csrf-token': session.csrfToken.slice(1) }]
+  for (const headers of refusedHeaders) {
     for (const kind of ['captures', 'refunds', 'voids']) {
       const refused = await post(`/transactions/${id}/${kind}`, headers)
       assert.equal(refused.statusCode, 403, `${kind} ${JSON.stringify(headers)}`)
@@ -225,7 +226,8 @@ test('the transactions list filters by status, currency, amount, date, card last
   assert.deepEqual(await ids('&filter[search]=_'), [], '_ is taken literally')
   assert.deepEqual(await ids('&filter[last4]=1111&filter[status]=refunded&filter[currency]=DKK'), [refunded])
   // Cursor pages with filters: newest first, then `before` the last one.
-  assert.deepEqual(await ids('&filter[last4]=1111&limit=1'), [refunded])
+  const first = await fixture.call('GET', `/merchants/${m}/transactions?limit=1&filter[last4]=1111`)
+  assert.deepEqual(parseList<{ id: string }>(first).map((item) => item.id), [refunded])
   const next = await fixture.call('GET', `/merchants/${m}/transactions?limit=1&filter[last4]=1111&before=${refunded}`)
   assert.deepEqual(parseList<{ id: string }>(next).map((item) => item.id), [captured])
   const nested = await fixture.call('GET', `/merchants/${m}/transactions?limit=10&filter%5Bstatus%5D=voided`)
@@ -302,7 +304,7 @@ test('GET /merchants/{id}/volume sums authorizations, captures and refunds per c
     ['from=2026-03-04&to=2026-03-03', 'from'],
     ['from=2025-01-01&to=2026-03-03', 'from'],
     ['to=2026-02-30', 'to'],
-    ['from=03/01/2026', 'querystring.from'],
+    ['from=03/01/2026', 'from'],
   ]) {
     const bad = await fixture.call('GET', `/merchants/${m}/volume?${query}`)
     assert.equal(bad.statusCode, 400, query)

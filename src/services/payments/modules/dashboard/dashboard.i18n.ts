@@ -131,7 +131,6 @@ const en = {
   failedDeliveries: 'Failed deliveries',
   noFailed: 'No failed deliveries.',
   lastError: 'Last error',
-  loading: 'Loading…',
 }
 
 export type Messages = Record<keyof typeof en, string>
@@ -263,7 +262,6 @@ const da: Messages = {
   failedDeliveries: 'Mislykkede leveringer',
   noFailed: 'Ingen mislykkede leveringer.',
   lastError: 'Seneste fejl',
-  loading: 'Henter…',
 }
 
 export const MESSAGES: Record<Locale, Messages> = { en, da }

@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 
 export const PageQuery = Type.Object(
   { lang: Type.Optional(Type.String({ maxLength: 35, description: 'en or da (default: the first language of Accept-Language)' })) },
@@ -9,7 +9,6 @@ export const SignInBody = Type.Object(
   { key: Type.String({ minLength: 1, maxLength: 200, description: "the app's API key (checked once; never kept by the browser)" }) },
   { additionalProperties: true },
 )
-export type SignInInput = Static<typeof SignInBody>
 
 export const SessionResponse = Type.Object({
   session: Type.Object({

@@ -6,7 +6,7 @@ import type { CallingApp, KeyAuthenticator, SessionAuthenticator } from '../../h
 import type { PaymentsDb } from '../../tables.ts'
 import * as repo from './dashboard.repository.ts'
 
-export interface DashboardSession {
+interface DashboardSession {
   app: { id: string; name?: string }
   expires: string
   /** Sent back in X-CSRF-Token on every state-changing call; kept in the page's memory only. */

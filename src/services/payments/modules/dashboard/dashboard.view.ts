@@ -4,7 +4,7 @@ import { INTL_LOCALE, type Locale } from '../../http/locale.ts'
 import { MESSAGES, type Messages } from './dashboard.i18n.ts'
 
 /** What the page needs besides its words: the server's today (UTC), so "today" is the server's. */
-export interface PageContext {
+interface PageContext {
   locale: Locale
   today: string
 }
@@ -36,10 +36,11 @@ export function renderDashboardPage(context: PageContext): string {
   const statuses = (['Authorized', 'Captured', 'Refunded', 'Voided', 'Declined'] as const)
     .map((name) => `<option value="${name.toLowerCase()}">${e(`status${name}`)}</option>`)
     .join('')
-  const table = (id: string, caption: keyof Messages, columns: Array<keyof Messages>) => `
+  // A table under a heading of the same words keeps its caption for screen readers only.
+  const table = (id: string, caption: keyof Messages, columns: Array<keyof Messages>, headed = false) => `
       <div class="table-wrap" tabindex="0" role="region" aria-labelledby="${id}-caption">
         <table id="${id}">
-          <caption id="${id}-caption">${e(caption)}</caption>
+          <caption id="${id}-caption"${headed ? ' class="visually-hidden"' : ''}>${e(caption)}</caption>
           <thead><tr>${columns.map((column) => `<th scope="col">${e(column)}</th>`).join('')}</tr></thead>
           <tbody></tbody>
         </table>
@@ -97,7 +98,7 @@ export function renderDashboardPage(context: PageContext): string {
             <option value="90">${e('period90')}</option>
           </select>
         </div>
-      </div>${table('volume-table', 'volumeTitle', ['currency', 'today', 'periodTotal', 'captured', 'refunded', 'count'])}
+      </div>${table('volume-table', 'volumeTitle', ['currency', 'today', 'periodTotal', 'captured', 'refunded', 'count'], true)}
       <p id="volume-empty" class="muted" hidden>${e('noVolume')}</p>
       <div id="volume-charts" class="charts"></div>
     </section>
@@ -118,7 +119,7 @@ export function renderDashboardPage(context: PageContext): string {
           <button type="reset" class="secondary">${e('reset')}</button>
         </div>
       </form>
-      <p id="results" class="muted"></p>${table('tx-table', 'transactionsTitle', ['created', 'amount', 'status', 'card', 'descriptor', 'open'])}
+      <p id="results" class="muted"></p>${table('tx-table', 'transactionsTitle', ['created', 'amount', 'status', 'card', 'descriptor', 'open'], true)}
       <nav class="pager" aria-label="${e('pagesLabel')}">
         <button type="button" id="newer" class="secondary" disabled>${e('newer')}</button>
         <button type="button" id="older" class="secondary" disabled>${e('older')}</button>
@@ -145,9 +146,9 @@ export function renderDashboardPage(context: PageContext): string {
           <button type="button" id="confirm-cancel" class="secondary">${e('cancel')}</button>
         </div>
       </form>
-      <h3>${e('trailTitle')}</h3>${table('trail-table', 'trailTitle', ['kind', 'created', 'amount', 'balanceEffect', 'fee', 'line'])}
-      <h3>${e('linesTitle')}</h3>${table('lines-table', 'linesTitle', ['line', 'created', 'balanceEffect', 'fee', 'amount'])}
-      <h3>${e('deliveriesTitle')}</h3>${table('deliveries-table', 'deliveriesTitle', ['event', 'created', 'endpoint', 'status', 'attempts', 'response'])}
+      <h3>${e('trailTitle')}</h3>${table('trail-table', 'trailTitle', ['kind', 'created', 'amount', 'balanceEffect', 'fee', 'line'], true)}
+      <h3>${e('linesTitle')}</h3>${table('lines-table', 'linesTitle', ['line', 'created', 'balanceEffect', 'fee', 'amount'], true)}
+      <h3>${e('deliveriesTitle')}</h3>${table('deliveries-table', 'deliveriesTitle', ['event', 'created', 'endpoint', 'status', 'attempts', 'response'], true)}
       <p><button type="button" id="detail-close" class="secondary">${e('backToList')}</button></p>
     </section>
 

@@ -5,7 +5,7 @@ import { TRANSACTION_STATUSES, type TransactionFilter, type TransactionStatus } 
 const DAY = /^\d{4}-\d{2}-\d{2}$/
 const DAY_MS = 86_400_000
 /** The longest volume period: a year and a day, so a leap year fits. */
-export const MAX_VOLUME_DAYS = 366
+const MAX_VOLUME_DAYS = 366
 
 /** `2026-11-25` → that day's first instant (UTC), or undefined when it is no real date. */
 function dayStart(value: string): Date | undefined {

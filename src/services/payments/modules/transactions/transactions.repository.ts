@@ -356,7 +356,7 @@ export async function listTransactionsOfMerchant(
 }
 
 /** Per UTC day and currency: successful authorizations (count, amount) and the captures and refunds made that day. */
-export interface VolumeRow {
+interface VolumeRow {
   day: string
   currency: string
   count: number

@@ -175,6 +175,8 @@
 
   /** Shows a failure where the person is looking, and says it. */
   function report(error, target) {
+    // A 401 has already taken the person back to the sign-in form, which says why.
+    if (error instanceof ApiError && error.status === 401) return
     const text = error instanceof ApiError && error.status === 0 ? t.errNetwork : fill(t.errGeneric, { message: error.message })
     if (target) {
       target.textContent = text
@@ -389,8 +391,8 @@
 
   /** One currency's authorized amount per day as bars; today's bar in its own colour. Drawn, not loaded. */
   function chart(entry, volume) {
-    const width = 600
-    const height = 200
+    const width = 480
+    const height = 180
     const top = 20
     const bottom = 24
     const figure = document.createElement('figure')
@@ -429,9 +431,9 @@
       rect.appendChild(svg('title', {}, dayText(day.date) + ': ' + money(day.authorized, entry.currency) + ' (' + day.count + ')'))
       drawing.appendChild(rect)
     })
-    drawing.appendChild(svg('text', { x: 8, y: 14, fill: '#4a5560', 'font-size': 13 }, money(max === 1 ? 0 : max, entry.currency)))
-    drawing.appendChild(svg('text', { x: 8, y: height - 6, fill: '#4a5560', 'font-size': 13 }, dayText(volume.from)))
-    drawing.appendChild(svg('text', { x: width - 8, y: height - 6, fill: '#4a5560', 'font-size': 13, 'text-anchor': 'end' }, dayText(volume.to)))
+    drawing.appendChild(svg('text', { x: 8, y: 14, fill: '#4a5560', 'font-size': 12 }, money(max === 1 ? 0 : max, entry.currency)))
+    drawing.appendChild(svg('text', { x: 8, y: height - 6, fill: '#4a5560', 'font-size': 12 }, dayText(volume.from)))
+    drawing.appendChild(svg('text', { x: width - 8, y: height - 6, fill: '#4a5560', 'font-size': 12, 'text-anchor': 'end' }, dayText(volume.to)))
     figure.appendChild(drawing)
     const legend = document.createElement('p')
     legend.className = 'legend'
