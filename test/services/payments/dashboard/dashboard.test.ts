@@ -1,10 +1,27 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { test } from 'node:test'
+import { after, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { authorize, basic, createApp, createMerchant, merchantFixture, parseList } from '../helpers.ts'
+import { authorize, basic, createApp, createMerchant, type PaymentsTestApp, paymentsApp, parseList } from '../helpers.ts'
 
-type Fixture = Awaited<ReturnType<typeof merchantFixture>>
+// One app (one database) for the file, to keep its time small on PostgreSQL; each test makes an
+// app and a merchant of its own on it, and reads only what those own.
+// `after` at the top of the file closes it when the file's tests are done.
+const shared: PaymentsTestApp = await paymentsApp({ after })
+
+/** A fresh app with a key, a test EUR merchant, and helpers bound to them, on the file's app. */
+async function fresh() {
+  const test = shared
+  const owner = await createApp(test.app, 'Owner')
+  const merchant = await createMerchant(test.app, owner.key)
+  const headers = { authorization: basic(owner.key) }
+  const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
+    test.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) })
+  const sessionsOfOwner = () => test.db.selectFrom('payments_dashboard_sessions').selectAll().where('app_id', '=', owner.id).execute()
+  return { ...test, owner, merchant, headers, call, sessionsOfOwner }
+}
+
+type Fixture = Awaited<ReturnType<typeof fresh>>
 
 /** The session cookie a sign-in set (name=value), asserted HttpOnly, SameSite=Strict, Path=/. */
 function sessionCookie(response: LightMyRequestResponse): string {
@@ -23,8 +40,8 @@ async function signIn(fixture: Fixture, key = fixture.owner.key) {
   return { cookie: sessionCookie(response), session, response }
 }
 
-test('GET /dashboard is an HTML page in English or Danish (Accept-Language, ?lang), with its own script and styles and a strict CSP', async (t) => {
-  const fixture = await merchantFixture(t)
+test('GET /dashboard is an HTML page in English or Danish (Accept-Language, ?lang), with its own script and styles and a strict CSP', async () => {
+  const fixture = await fresh()
   const english = await fixture.app.inject({ url: '/dashboard' })
   assert.equal(english.statusCode, 200)
   assert.match(String(english.headers['content-type']), /^text\/html/)
@@ -55,8 +72,8 @@ test('GET /dashboard is an HTML page in English or Danish (Accept-Language, ?lan
   assert.equal((await fixture.app.inject({ url: '/dashboard/assets/nothing.js' })).statusCode, 404)
 })
 
-test('signing in trades the API key for an HttpOnly session cookie; the key is stored nowhere, the token only hashed', async (t) => {
-  const fixture = await merchantFixture(t)
+test('signing in trades the API key for an HttpOnly session cookie; the key is stored nowhere, the token only hashed', async () => {
+  const fixture = await fresh()
   const { cookie, session, response } = await signIn(fixture)
   assert.equal(session.app.id, fixture.owner.id)
   assert.equal(session.app.name, 'Owner')
@@ -65,7 +82,7 @@ test('signing in trades the API key for an HttpOnly session cookie; the key is s
   assert.ok(!cookie.includes(fixture.owner.key) && !response.body.includes(fixture.owner.key), 'the key is never echoed')
   assert.equal(response.headers['cache-control'], 'no-store')
   const token = cookie.split('=')[1]
-  const rows = await fixture.db.selectFrom('payments_dashboard_sessions').selectAll().execute()
+  const rows = await fixture.sessionsOfOwner()
   assert.equal(rows.length, 1)
   assert.equal(rows[0].token_hash, createHash('sha256').update(token).digest('hex'))
   assert.equal(rows[0].app_id, fixture.owner.id)
@@ -78,8 +95,8 @@ test('signing in trades the API key for an HttpOnly session cookie; the key is s
   assert.equal(merchant.json().merchant.id, fixture.merchant.id)
 })
 
-test('sign-in refusals: unknown key 401, missing key 400, a request from another site 403, all in the payments error shape', async (t) => {
-  const fixture = await merchantFixture(t)
+test('sign-in refusals: unknown key 401, missing key 400, a request from another site 403, all in the payments error shape', async () => {
+  const fixture = await fresh()
   const unknown = await fixture.app.inject({ method: 'POST', url: '/dashboard/session', payload: { key: 'not-a-key' } })
   assert.equal(unknown.statusCode, 401)
   assert.deepEqual(unknown.json(), { code: 'unauthorized', message: 'Unknown API key' })
@@ -109,8 +126,8 @@ test('sign-in refusals: unknown key 401, missing key 400, a request from another
   assert.equal(signedOut.json().code, 'unauthorized')
 })
 
-test('with the cookie, reads need nothing more; a capture, refund, void or sign-out needs the CSRF token (403 without or with a wrong one)', async (t) => {
-  const fixture = await merchantFixture(t)
+test('with the cookie, reads need nothing more; a capture, refund, void or sign-out needs the CSRF token (403 without or with a wrong one)', async () => {
+  const fixture = await fresh()
   const { cookie, session } = await signIn(fixture)
   const id = await authorize(fixture, fixture.merchant.id, { amount: 1000 })
   const post = (url: string, headers: Record<string, string>, payload: Record<string, unknown> = { amount: 100 }) =>
@@ -145,8 +162,8 @@ test('with the cookie, reads need nothing more; a capture, refund, void or sign-
   assert.equal(basicCapture.statusCode, 201)
 })
 
-test('a session reaches only its app’s merchants: another merchant 403, an unknown one 404; it ends after its lifetime and at sign-out', async (t) => {
-  const fixture = await merchantFixture(t)
+test('a session reaches only its app’s merchants: another merchant 403, an unknown one 404; it ends after its lifetime and at sign-out', async () => {
+  const fixture = await fresh()
   const stranger = await createApp(fixture.app, 'Stranger')
   const foreign = await createMerchant(fixture.app, stranger.key)
   const foreignTransaction = await authorize(fixture, foreign.id)
@@ -174,19 +191,19 @@ test('a session reaches only its app’s merchants: another merchant 403, an unk
   assert.equal((await get('/dashboard/session')).statusCode, 401)
   // A new sign-in of the app drops its expired sessions.
   const again = await signIn(fixture)
-  assert.equal((await fixture.db.selectFrom('payments_dashboard_sessions').select('token_hash').execute()).length, 1)
+  assert.equal((await fixture.sessionsOfOwner()).length, 1)
 
   const signOut = await fixture.app.inject({ method: 'DELETE', url: '/dashboard/session', headers: { cookie: again.cookie, 'x-csrf-token': again.session.csrfToken } })
   assert.equal(signOut.statusCode, 204)
   assert.match(String(signOut.headers['set-cookie']), /^triad_dashboard=; .*Expires=Thu, 01 Jan 1970/)
-  assert.equal((await fixture.db.selectFrom('payments_dashboard_sessions').select('token_hash').execute()).length, 0)
+  assert.equal((await fixture.sessionsOfOwner()).length, 0)
   assert.equal((await fixture.app.inject({ url: `/merchants/${fixture.merchant.id}`, headers: { cookie: again.cookie } })).statusCode, 401)
   const anonymous = await fixture.app.inject({ method: 'DELETE', url: '/dashboard/session' })
   assert.equal(anonymous.statusCode, 401)
 })
 
-test('the transactions list filters by status, currency, amount, date, card last 4 and search, with cursor pages', async (t) => {
-  const fixture = await merchantFixture(t)
+test('the transactions list filters by status, currency, amount, date, card last 4 and search, with cursor pages', async () => {
+  const fixture = await fresh()
   const m = fixture.merchant.id
   const day = (iso: string) => fixture.clock.set(iso)
   day('2026-03-01T10:00:00.000Z')
@@ -234,8 +251,8 @@ test('the transactions list filters by status, currency, amount, date, card last
   assert.deepEqual(parseList<{ id: string }>(nested).map((item) => item.id), [voided])
 })
 
-test('bad transaction filters are 400s naming the filter', async (t) => {
-  const fixture = await merchantFixture(t)
+test('bad transaction filters are 400s naming the filter', async () => {
+  const fixture = await fresh()
   const cases: Array<[string, string]> = [
     ['filter[status]=shipped', 'filter[status]'],
     ['filter[currency]=eur', 'filter[currency]'],
@@ -260,8 +277,8 @@ test('bad transaction filters are 400s naming the filter', async (t) => {
   assert.equal(anonymous.statusCode, 401)
 })
 
-test('GET /merchants/{id}/volume sums authorizations, captures and refunds per currency and UTC day, every day of the period, with today', async (t) => {
-  const fixture = await merchantFixture(t)
+test('GET /merchants/{id}/volume sums authorizations, captures and refunds per currency and UTC day, every day of the period, with today', async () => {
+  const fixture = await fresh()
   const m = fixture.merchant.id
   fixture.clock.set('2026-03-01T09:00:00.000Z')
   const a = await authorize(fixture, m, { amount: 1000 })
@@ -314,8 +331,8 @@ test('GET /merchants/{id}/volume sums authorizations, captures and refunds per c
   assert.equal((await fixture.call('GET', '/merchants/0000000000000000000000ff/volume')).statusCode, 404)
 })
 
-test('GET /merchants/{id}/events?filter[deliveryStatus]=failed lists only events with a delivery given up; a bad status is a 400', async (t) => {
-  const fixture = await merchantFixture(t, { env: { PAYMENTS_WEBHOOK_DELIVERY: 'false' } })
+test('GET /merchants/{id}/events?filter[deliveryStatus]=failed lists only events with a delivery given up; a bad status is a 400', async () => {
+  const fixture = await fresh()
   const m = fixture.merchant.id
   const hook = await fixture.call('POST', `/merchants/${m}/webhooks`, { url: 'http://127.0.0.1:9/hooks', events: ['*'] })
   assert.equal(hook.statusCode, 201, hook.body)
