@@ -5,7 +5,7 @@ import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { createManualClock } from '../../../../src/core/clock.ts'
 import { createManualScheduler } from '../../../../src/core/scheduler.ts'
 import { chromiumSkipReason, launchChromium } from '../../../helpers/browser.ts'
-import { authorize, merchantFixture } from '../helpers.ts'
+import { authorize, merchantFixture, parseList } from '../helpers.ts'
 import { startReceiver } from '../webhooks/receiver.ts'
 
 // The merchant dashboard in Chromium against a real Triad socket on 127.0.0.1. Screenshots
@@ -144,8 +144,19 @@ describe('merchant dashboard in Chromium', { skip: chromiumSkipReason() }, () =>
     const captureLine = (await call('GET', `/lines/${lineIds[0]}`)).json().line
     assert.equal(await page.locator('#lines-table tbody tr').first().locator('td').nth(2).textContent(), `€${(captureLine.balance / 100).toFixed(2)}`)
 
-    // The webhook deliveries: sent by the worker, then seen on the transaction's trail.
+    await page.locator('#deliveries-table tbody tr td').getByText('transaction.refunded').waitFor()
+    // The webhook deliveries: sent by the worker, then seen on the transaction's trail. A round
+    // the movements' events started may still be recording its answers when `deliver` returns.
     await deliver()
+    const settled = async () => {
+      const listed = parseList<{ deliveries: Array<{ status: string }> }>(await call('GET', `/merchants/${merchant.id}/events?limit=10&filter[transactionId]=${id}`))
+      return listed.length === 3 && listed.every((event) => event.deliveries.every((delivery) => delivery.status === 'delivered'))
+    }
+    for (const deadline = Date.now() + STEP_TIMEOUT_MS; Date.now() < deadline && !(await settled()); ) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      await deliver()
+    }
+    assert.ok(await settled(), 'the three events of the transaction are delivered')
     assert.deepEqual(receiver.types().sort(), ['transaction.authorized', 'transaction.authorized', 'transaction.captured', 'transaction.refunded'])
     await page.getByRole('button', { name: 'Back to the list' }).click()
     await page.getByRole('button', { name: `Open transaction ${id}` }).click()

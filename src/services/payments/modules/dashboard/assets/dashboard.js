@@ -20,6 +20,8 @@
     current: null,
     action: null,
     idempotencyKey: null,
+    /** Counts the loads of a transaction's details: an answer from an older load is dropped. */
+    detailLoad: 0,
     endpoints: new Map(),
     currencies: new Map(),
   }
@@ -580,6 +582,9 @@
     }
     state.current = transaction
     closeConfirm()
+    // What another (or an earlier) view of a transaction showed goes before anything is read.
+    $('lines-table').tBodies[0].textContent = ''
+    $('deliveries-table').tBodies[0].textContent = ''
     renderDetail()
     show('detail', true)
     $('detail-title').focus()
@@ -656,6 +661,10 @@
   /** The ledger lines of the trail and the webhook deliveries of the transaction's events. */
   async function loadTrailDetails() {
     const transaction = state.current
+    const load = ++state.detailLoad
+    const current = function () {
+      return load === state.detailLoad
+    }
     const lineIds = transaction.trail
       .map(function (entry) {
         return entry.lineId
@@ -667,6 +676,7 @@
           return api('GET', '/lines/' + encodeURIComponent(id))
         }),
       )
+      if (!current()) return
       fillTable(
         'lines-table',
         lines.map(function (answer) {
@@ -682,6 +692,7 @@
         t.noLines,
       )
       const events = await api('GET', '/merchants/' + state.merchant.id + '/events?' + query({ limit: 50, 'filter[transactionId]': transaction.id }))
+      if (!current()) return
       const rows = []
       events.forEach(function (event) {
         if (event.deliveries.length === 0) rows.push([cell(event.type), cell(when(event.created)), cell(t.notSent), cell(''), cell(''), cell('')])
