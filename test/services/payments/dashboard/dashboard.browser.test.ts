@@ -5,7 +5,7 @@ import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { createManualClock } from '../../../../src/core/clock.ts'
 import { createManualScheduler } from '../../../../src/core/scheduler.ts'
 import { chromiumSkipReason, launchChromium } from '../../../helpers/browser.ts'
-import { authorize, merchantFixture, parseList } from '../helpers.ts'
+import { authorize, merchantFixture, parseList, paymentsCli } from '../helpers.ts'
 import { startReceiver } from '../webhooks/receiver.ts'
 
 // The merchant dashboard in Chromium against a real Triad socket on 127.0.0.1. Screenshots
@@ -181,7 +181,14 @@ describe('merchant dashboard in Chromium', { skip: chromiumSkipReason() }, () =>
   })
 
   it('in Danish on a phone, by keyboard only: signs in, opens a transaction and voids part of it, with focus always visible', { timeout: 60_000 }, async (t) => {
-    const { page, base, id, owner, call } = await start(t, { locale: 'da-DK', viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true })
+    const fixture = await start(t, { locale: 'da-DK', viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true })
+    const { page, base, id, older, owner, call } = fixture
+    // The card network's side (test mode: the operator's CLI): a dispute and a fraud alert on the older payment.
+    assert.equal((await call('POST', `/transactions/${older}/captures`, { amount: 999 })).statusCode, 201)
+    for (const argv of [['dispute', 'open', older, '--amount', '500', '--reason', '4'], ['fraud', 'report', older, '--reason', '1']]) {
+      const result = await paymentsCli(fixture, ...argv)
+      assert.equal(result.code, 0, result.err)
+    }
     await page.goto(`${base}/dashboard`)
     await page.getByRole('heading', { name: 'Log ind' }).waitFor()
     assert.equal(await page.locator('html').getAttribute('lang'), 'da')
@@ -193,6 +200,13 @@ describe('merchant dashboard in Chromium', { skip: chromiumSkipReason() }, () =>
     await page.getByRole('heading', { name: 'Omsætning' }).waitFor()
     await page.locator('#tx-table tbody tr').nth(1).waitFor()
     assert.equal(await page.locator('#volume-table tbody tr td').nth(2).textContent().then((text) => text?.replace(/\s/g, ' ')), '59,99 €')
+    await page.locator('#frauds-table tbody tr td').first().waitFor()
+    const dispute = await page.locator('#disputes-table tbody tr').first().locator('td').allTextContents()
+    assert.equal(dispute.length, 5)
+    assert.equal(dispute[1], older.slice(-8))
+    assert.equal(dispute[2].replace(/\s/g, ' '), '5,00 €', 'in the currency of its transaction')
+    assert.equal(await page.locator('#frauds-table tbody tr').count(), 1)
+    assert.equal(await page.locator('#frauds-table tbody tr td').nth(1).textContent(), older.slice(-8))
     const noOverflow = await page.evaluate(() => (globalThis as unknown as { document: PageDocument }).document.documentElement.scrollWidth <= (globalThis as unknown as { document: PageDocument }).document.documentElement.clientWidth)
     assert.ok(noOverflow, 'nothing wider than the phone screen')
     await shot(page, '4-da-phone-signed-in')
