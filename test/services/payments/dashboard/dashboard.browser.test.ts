@@ -235,6 +235,7 @@ describe('merchant dashboard in Chromium', { skip: chromiumSkipReason() }, () =>
     await page.locator('#live').getByText(/^12,50\s€ er annulleret\.$/).waitFor()
     const transaction = (await call('GET', `/transactions/${id}`)).json().transaction
     assert.equal(transaction.voidedAmount, 1250)
+    assert.equal(await page.locator('#detail-summary .status').textContent(), 'Godkendt', 'the rest can still be captured')
     assert.deepEqual(await page.locator('#trail-table tbody tr td:first-child').allTextContents(), ['Godkendelse', 'Annullering'])
     await shot(page, '6-da-phone-voided')
   })

@@ -306,7 +306,7 @@ export interface TransactionFilter {
 /**
  * The status a transaction is listed under, from its counters, in this order: `declined` (not
  * successful), `refunded` (something refunded), `captured` (something captured), `voided`
- * (something voided, nothing captured), `authorized` (untouched).
+ * (all of it voided, nothing captured), `authorized` (nothing captured, something still pending).
  */
 export const TRANSACTION_STATUSES = ['authorized', 'captured', 'refunded', 'voided', 'declined'] as const
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number]
@@ -318,8 +318,8 @@ function statusCondition(eb: TransactionsWhere, status: TransactionStatus) {
   const successful = eb('successful', '=', 1)
   if (status === 'refunded') return eb.and([successful, eb('refunded_amount', '>', 0)])
   if (status === 'captured') return eb.and([successful, eb('captured_amount', '>', 0), eb('refunded_amount', '=', 0)])
-  if (status === 'voided') return eb.and([successful, eb('voided_amount', '>', 0), eb('captured_amount', '=', 0)])
-  return eb.and([successful, eb('captured_amount', '=', 0), eb('voided_amount', '=', 0)])
+  if (status === 'voided') return eb.and([successful, eb('captured_amount', '=', 0), eb('voided_amount', '=', eb.ref('amount'))])
+  return eb.and([successful, eb('captured_amount', '=', 0), eb('voided_amount', '<', eb.ref('amount'))])
 }
 
 /** `text` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally. */

@@ -51,7 +51,7 @@ export function transactionsRoutes(transactions: TransactionsService, clock: Clo
           summary:
             'The transactions of a merchant (newest first); filter[successful], filter[recurring] = y|n; filter[status], filter[currency], filter[amountMin], filter[amountMax], filter[createdFrom], filter[createdTo], filter[last4], filter[search]',
           description:
-            'filter[status]: authorized | captured | refunded | voided | declined (from the counters: declined = not successful, refunded = anything refunded, captured = anything captured, voided = voided and nothing captured, authorized = untouched). filter[amountMin]/filter[amountMax]: minor units, both included. filter[createdFrom]/filter[createdTo]: a UTC day (YYYY-MM-DD, the whole day) or an ISO 8601 time, both included. filter[last4]: the card\'s last 4 digits. filter[search]: a transaction id, or text found (case-insensitively) in the descriptor, the payment link text or the custom data.',
+            'filter[status]: authorized | captured | refunded | voided | declined (from the counters: declined = not successful, refunded = anything refunded, captured = anything captured, voided = all voided and nothing captured, authorized = nothing captured and something pending). filter[amountMin]/filter[amountMax]: minor units, both included. filter[createdFrom]/filter[createdTo]: a UTC day (YYYY-MM-DD, the whole day) or an ISO 8601 time, both included. filter[last4]: the card\'s last 4 digits. filter[search]: a transaction id, or text found (case-insensitively) in the descriptor, the payment link text or the custom data.',
           params: MerchantParams,
           querystring: PageQuery,
           response: responses({ 200: Type.Array(TransactionSchema) }),

@@ -107,7 +107,7 @@
     if (!transaction.successful) return 'declined'
     if (transaction.refundedAmount > 0) return 'refunded'
     if (transaction.capturedAmount > 0) return 'captured'
-    if (transaction.voidedAmount > 0) return 'voided'
+    if (transaction.voidedAmount === transaction.amount) return 'voided'
     return 'authorized'
   }
 
