@@ -19,6 +19,11 @@ export function currencyExponent(code: string): number | undefined {
   return exponents.get(code)
 }
 
+/** Every ISO 4217 code with its exponent, for a page that formats amounts itself. */
+export function currencyExponents(): Record<string, number> {
+  return Object.fromEntries(exponents)
+}
+
 function exponentOf(code: string): number {
   const exponent = exponents.get(code)
   if (exponent === undefined) throw new RangeError(`unknown currency ${code}`)

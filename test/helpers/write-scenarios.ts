@@ -17,7 +17,7 @@ const OPERATOR_KEY = 'operator-key-of-the-write-scenarios'
 
 /** How a table would be distributed on Citus: by which key, or replicated to every node. */
 export type Placement = { key: KeyKind; column: string } | { key: KeyKind; via: { table: string; column: string; parentColumn: string } } | 'reference' | 'local'
-export type KeyKind = 'merchant' | 'eperson' | 'session' | 'throttle key' | 'app' | 'vault card' | 'oidc flow' | 'webauthn challenge' | 'synthesis'
+export type KeyKind = 'merchant' | 'eperson' | 'session' | 'throttle key' | 'app' | 'vault card' | 'oidc flow' | 'webauthn challenge' | 'synthesis' | 'dashboard session'
 
 /**
  * The distribution of every table. `via`: the row carries no key column, it reaches its key
@@ -36,6 +36,7 @@ export const PLACEMENT: Record<string, Placement> = {
   payments_merchant_users: { key: 'merchant', column: 'merchant_id' },
   payments_trail: { key: 'merchant', via: { table: 'payments_transactions', column: 'transaction_id', parentColumn: 'id' } },
   payments_idempotency: { key: 'app', column: 'app_id' },
+  payments_dashboard_sessions: { key: 'dashboard session', column: 'token_hash' },
   payments_webhook_endpoints: { key: 'merchant', column: 'merchant_id' },
   payments_events: { key: 'merchant', column: 'merchant_id' },
   payments_event_deliveries: { key: 'merchant', via: { table: 'payments_events', column: 'event_id', parentColumn: 'id' } },
@@ -320,6 +321,13 @@ export async function runWriteScenarios(traced: TracedApp): Promise<void> {
   const eventId = (events.json() as Array<{ id: string }>)[0]?.id
   ok(await money(`/merchants/${merchant.id}/events/${eventId}/resend`, {}), 201, 'resend event')
   ok(await request({ method: 'DELETE', url: `/merchants/${merchant.id}/webhooks/${webhookId}`, headers: auth }), 204, 'remove webhook')
+
+  // The dashboard: a sign-in with the key, then sign-out with the session cookie and its CSRF token.
+  const signIn = await request({ method: 'POST', url: '/dashboard/session', headers: json, payload: JSON.stringify({ key: app.key }) })
+  ok(signIn, 201, 'dashboard sign-in')
+  const cookie = String([signIn.headers['set-cookie']].flat()[0]).split(';')[0]
+  const csrf = (signIn.json() as { session: { csrfToken: string } }).session.csrfToken
+  ok(await request({ method: 'DELETE', url: '/dashboard/session', headers: { cookie, 'x-csrf-token': csrf } }), 204, 'dashboard sign-out')
 }
 
 /** What a statement does to the distribution: which tables, keyed by their distribution column or not. */

@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie'
 import { installErrorHandling } from '../../core/errors/error-handler.ts'
 import { createRateLimiter, rateLimitHook } from '../../core/http/rate-limit.ts'
 import { coreError } from '../../core/errors/codes.ts'
@@ -12,6 +13,7 @@ import { installIdempotency } from './http/idempotency.ts'
 import { installWireFormat } from './http/wire.ts'
 import { appsRoutes, createAppsService, hashKey } from './modules/apps/index.ts'
 import { clientApiPlugin } from './modules/client-payments/index.ts'
+import { createDashboardService, dashboardRoutes } from './modules/dashboard/index.ts'
 import { disputesRoutes } from './modules/disputes/index.ts'
 import { hostedPageRoutes } from './modules/hosted-page/index.ts'
 import { createLinesService, linesRoutes } from './modules/ledger/index.ts'
@@ -86,12 +88,16 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
         }),
       )
     }
-    app.addHook('onRequest', authHook(apps))
+    // The dashboard (issue 18) signs a browser in with an app key once, then authenticates it by
+    // an HttpOnly cookie (with a CSRF token for changes); the cookie plugin parses before the hook.
+    const dashboard = createDashboardService({ db: ctx.db, clock: ctx.clock, apps, ttlMs: deps.config.dashboardSessionTtlMs })
+    await app.register(cookie)
+    app.addHook('onRequest', authHook(apps, dashboard))
     installIdempotency(app, { db: ctx.db, clock: ctx.clock, ttlMs: deps.config.idempotencyTtlMs, metrics: ctx.metrics })
 
     await app.register(appsRoutes(apps))
     await app.register(merchantsRoutes(merchants))
-    await app.register(transactionsRoutes(transactions))
+    await app.register(transactionsRoutes(transactions, ctx.clock))
     await app.register(linesRoutes(lines))
     await app.register(disputesRoutes(disputes))
     await app.register(webhooksRoutes(webhooks))
@@ -100,5 +106,6 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
     // own scope with Paylike's client wire rules, and the hosted payment page.
     await app.register(clientApiPlugin(ctx, vault))
     await app.register(hostedPageRoutes(ctx))
+    await app.register(dashboardRoutes(dashboard, { config: deps.config, clock: ctx.clock }))
   },
 }

@@ -58,6 +58,11 @@ export const paymentsSection = defineSection(
       default: '1s',
       description: 'how often the webhook worker looks for due deliveries (events recorded by this instance are sent at once), e.g. 1s',
     }),
+    PAYMENTS_DASHBOARD_SESSION_TTL: Type.String({
+      pattern: DURATION_PATTERN,
+      default: '8h',
+      description: 'how long a sign-in to the merchant dashboard (/dashboard) lasts, e.g. 8h',
+    }),
     PAYMENTS_PUBLIC_URL: Env.optionalString('the public base URL of the payments service, e.g. https://pay.example.com (unset: taken from each request)', {
       pattern: '^https?://',
     }),
@@ -83,6 +88,7 @@ export const paymentsSection = defineSection(
       retryWindowMs: parseDuration(env.PAYMENTS_WEBHOOK_RETRY_WINDOW),
       pollMs: Math.max(1, parseDuration(env.PAYMENTS_WEBHOOK_POLL)),
     },
+    dashboardSessionTtlMs: parseDuration(env.PAYMENTS_DASHBOARD_SESSION_TTL),
     publicUrl: env.PAYMENTS_PUBLIC_URL?.replace(/\/+$/, ''),
   }),
 )

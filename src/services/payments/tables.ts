@@ -243,6 +243,14 @@ export interface DeliveryAttemptsTable {
   error: string | null
 }
 
+/** A signed-in dashboard browser: the SHA-256 of its cookie's token, and the app it acts as. */
+export interface DashboardSessionsTable {
+  token_hash: string
+  app_id: string
+  created: string
+  expires: string
+}
+
 export interface PaymentsTables {
   payments_apps: AppsTable
   payments_merchants: MerchantsTable
@@ -263,6 +271,7 @@ export interface PaymentsTables {
   payments_events: EventsTable
   payments_event_deliveries: EventDeliveriesTable
   payments_delivery_attempts: DeliveryAttemptsTable
+  payments_dashboard_sessions: DashboardSessionsTable
 }
 
 /** The database or an open transaction: repositories take either. */

@@ -1,27 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { runCommand } from '../../../src/core/cli/command.ts'
-import { paymentsService } from '../../../src/services/payments/app.ts'
-import { authorize, basic, createApp, merchantFixture, parseList } from './helpers.ts'
-import { serviceBaseOf } from '../../helpers/build-app.ts'
+import { authorize, basic, createApp, merchantFixture, parseList, paymentsCli } from './helpers.ts'
 
 type Fixture = Awaited<ReturnType<typeof merchantFixture>>
 
-/** Runs `triad payments …` against the fixture's database and clock. */
-async function cli(fixture: Fixture, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = []
-  const err: string[] = []
-  const group = paymentsService.commands?.({
-    withService: (work) =>
-      work({
-        ...serviceBaseOf(fixture),
-        config: fixture.config.payments,
-      }),
-  })
-  assert.ok(group)
-  const code = await runCommand(group, argv, { out: (text) => out.push(text), err: (text) => err.push(text) })
-  return { code, out: out.join('\n'), err: err.join('\n') }
-}
+const cli = (fixture: Fixture, ...argv: string[]) => paymentsCli(fixture, ...argv)
 
 test('a dispute opened by the CLI shows on the transaction and in the lists; lost, it debits amount plus fee with a line', async (t) => {
   const fixture = await merchantFixture(t)

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { Kysely } from 'kysely'
+import { runCommand } from '../../../src/core/cli/command.ts'
 import { createIdGenerator } from '../../../src/core/ids.ts'
-import type { PaymentsExtra } from '../../../src/services/payments/app.ts'
+import { type PaymentsExtra, paymentsService } from '../../../src/services/payments/app.ts'
 import { cardExpiry, recordTransaction } from '../../../src/services/payments/modules/transactions/index.ts'
 import { createEventRecorder } from '../../../src/services/payments/modules/webhooks/index.ts'
 import type { PaymentsTables } from '../../../src/services/payments/tables.ts'
-import { buildTestApp, type Cleanup, type TestApp } from '../../helpers/build-app.ts'
+import { buildTestApp, type Cleanup, serviceBaseOf, type TestApp } from '../../helpers/build-app.ts'
 
 export interface PaymentsTestApp extends TestApp {
   db: Kysely<PaymentsTables>
@@ -88,7 +89,14 @@ export async function createMerchant(
 export async function authorize(
   test: PaymentsTestApp,
   merchantId: string,
-  options: { amount?: number; currency?: string; cardRef?: string | null; expiry?: { year: number; month: number } } = {},
+  options: {
+    amount?: number
+    currency?: string
+    cardRef?: string | null
+    expiry?: { year: number; month: number }
+    last4?: string
+    custom?: Record<string, unknown>
+  } = {},
 ): Promise<string> {
   const merchant = await test.db.selectFrom('payments_merchants').select(['id', 'test', 'descriptor']).where('id', '=', merchantId).executeTakeFirstOrThrow()
   const expiry = options.expiry ?? { year: 2030, month: 8 }
@@ -99,8 +107,8 @@ export async function authorize(
       merchant,
       amount: options.amount ?? 300,
       currency: options.currency ?? 'EUR',
-      card: { ref: options.cardRef ?? null, bin: '410000', last4: '0000', expiry: cardExpiry(expiry.year, expiry.month), scheme: 'visa', codePresent: true },
-      custom: { orderId: 'o-1' },
+      card: { ref: options.cardRef ?? null, bin: '410000', last4: options.last4 ?? '0000', expiry: cardExpiry(expiry.year, expiry.month), scheme: 'visa', codePresent: true },
+      custom: options.custom ?? { orderId: 'o-1' },
       tds: 'full',
       recurring: false,
     },
@@ -117,4 +125,14 @@ export async function merchantFixture(t: Cleanup, options: Parameters<typeof pay
   const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, extra: Record<string, string> = {}) =>
     test.app.inject({ method, url, headers: { ...headers, ...extra }, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) })
   return { ...test, owner, merchant, headers, call }
+}
+
+/** Runs `triad payments …` (the operator's CLI) against the test app's database and clock. */
+export async function paymentsCli(test: TestApp, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = []
+  const err: string[] = []
+  const group = paymentsService.commands?.({ withService: (work) => work({ ...serviceBaseOf(test), config: test.config.payments }) })
+  assert.ok(group)
+  const code = await runCommand(group, argv, { out: (text) => out.push(text), err: (text) => err.push(text) })
+  return { code, out: out.join('\n'), err: err.join('\n') }
 }

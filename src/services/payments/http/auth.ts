@@ -33,17 +33,47 @@ export function keyFromAuthorization(header: string | undefined): string | undef
   return key.length > 0 && key.length <= 200 ? key : undefined
 }
 
-/** An `onRequest` hook: every route that is not marked public needs a known key (else 401). */
-export function authHook(apps: KeyAuthenticator) {
+/** The cookie of a dashboard sign-in (HttpOnly, SameSite=Strict): it holds the session token. */
+export const DASHBOARD_COOKIE = 'triad_dashboard'
+/** The header a dashboard page sends its CSRF token in, on every state-changing call. */
+const CSRF_HEADER = 'x-csrf-token'
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/** What the hook needs of the dashboard's sessions (modules/dashboard): the app a cookie signs in as. */
+export interface SessionAuthenticator {
+  authenticate(token: string): Promise<CallingApp | undefined>
+  /** Whether `header` is the CSRF token of the session `token` (compared in constant time). */
+  csrfMatches(token: string, header: string): boolean
+}
+
+const BASIC_CHALLENGE = { headers: { 'www-authenticate': 'Basic realm="payments"' } }
+
+/**
+ * An `onRequest` hook: every route that is not marked public needs a known key (else 401), or
+ * a dashboard session cookie. A call that changes state with the cookie must also carry the
+ * session's CSRF token in X-CSRF-Token (else 403): the cookie is sent by the browser on its own,
+ * the header only by the dashboard's script. An Authorization header wins over the cookie.
+ */
+export function authHook(apps: KeyAuthenticator, sessions?: SessionAuthenticator) {
   return async (request: FastifyRequest) => {
     if ((request.routeOptions.config as { public?: boolean } | undefined)?.public) return
     const key = keyFromAuthorization(request.headers.authorization)
-    if (key === undefined)
-      throw coreError('unauthorized', 'Authenticate with HTTP Basic: an empty user name and the API key as the password', {
-        headers: { 'www-authenticate': 'Basic realm="payments"' },
-      })
+    const token = request.headers.authorization === undefined && sessions ? request.cookies?.[DASHBOARD_COOKIE] : undefined
+    if (key === undefined && token) {
+      // No Basic challenge here: it would make the browser pop up its own password dialog.
+      const app = await sessions?.authenticate(token)
+      if (!app) throw coreError('unauthorized', 'The dashboard session has ended; sign in again')
+      if (!SAFE_METHODS.has(request.method)) {
+        const header = request.headers[CSRF_HEADER]
+        if (typeof header !== 'string' || !sessions?.csrfMatches(token, header))
+          throw coreError('forbidden', 'A dashboard session changes state only with its CSRF token in X-CSRF-Token')
+      }
+      authenticated.set(request, app)
+      return
+    }
+    if (key === undefined) throw coreError('unauthorized', 'Authenticate with HTTP Basic: an empty user name and the API key as the password', BASIC_CHALLENGE)
     const app = await apps.authenticate(key)
-    if (!app) throw coreError('unauthorized', 'Unknown API key', { headers: { 'www-authenticate': 'Basic realm="payments"' } })
+    if (!app) throw coreError('unauthorized', 'Unknown API key', BASIC_CHALLENGE)
     authenticated.set(request, app)
   }
 }

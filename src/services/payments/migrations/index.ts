@@ -4,6 +4,7 @@ import * as createVault from './202611220100_create_vault.ts'
 import * as shardMerchantBalances from './202611220130_shard_merchant_balances.ts'
 import * as spentVaultTokens from './202611220140_spent_vault_tokens.ts'
 import * as createWebhooks from './202611250100_create_webhooks.ts'
+import * as createDashboardSessions from './202611251900_create_dashboard_sessions.ts'
 
 /** Every migration of this service, by name; names sort in the order they run. Never edit one that has shipped. */
 export const migrations: MigrationSet = {
@@ -12,4 +13,5 @@ export const migrations: MigrationSet = {
   '202611220130_shard_merchant_balances': shardMerchantBalances,
   '202611220140_spent_vault_tokens': spentVaultTokens,
   '202611250100_create_webhooks': createWebhooks,
+  '202611251900_create_dashboard_sessions': createDashboardSessions,
 }

@@ -3,12 +3,10 @@ import { createHmac } from 'node:crypto'
 import { test } from 'node:test'
 import { sql } from 'kysely'
 import { verifySignature } from '../../../../examples/webhook-receiver.ts'
-import { runCommand } from '../../../../src/core/cli/command.ts'
 import { createManualClock, type ManualClock } from '../../../../src/core/clock.ts'
 import { createManualScheduler } from '../../../../src/core/scheduler.ts'
-import { paymentsService } from '../../../../src/services/payments/app.ts'
-import { serviceBaseOf, testDialect } from '../../../helpers/build-app.ts'
-import { authorize, basic, createApp, merchantFixture, parseList, paymentsApp } from '../helpers.ts'
+import { testDialect } from '../../../helpers/build-app.ts'
+import { authorize, basic, createApp, merchantFixture, parseList, paymentsApp, paymentsCli } from '../helpers.ts'
 import { startReceiver } from './receiver.ts'
 
 type Fixture = Awaited<ReturnType<typeof hooksFixture>>
@@ -391,13 +389,9 @@ test('disputes, fraud alerts and declined recurring charges are events too', asy
   const id = await authorize(fixture, fixture.merchant.id, { amount: 1000 })
   await fixture.call('POST', `/transactions/${id}/captures`, { amount: 1000 })
   const cli = async (...argv: string[]) => {
-    const out: string[] = []
-    const err: string[] = []
-    const group = paymentsService.commands?.({ withService: (work) => work({ ...serviceBaseOf(fixture), config: fixture.config.payments }) })
-    assert.ok(group)
-    const code = await runCommand(group, argv, { out: (text) => out.push(text), err: (text) => err.push(text) })
-    assert.equal(code, 0, err.join('\n'))
-    return out.join('\n').trim()
+    const result = await paymentsCli(fixture, ...argv)
+    assert.equal(result.code, 0, result.err)
+    return result.out.trim()
   }
   const disputeId = await cli('dispute', 'open', id, '--amount', '400')
   await cli('dispute', 'decide', disputeId, '--lost')
@@ -521,14 +515,7 @@ test('PAYMENTS_WEBHOOK_ALLOW_HTTP accepts http anywhere; removing an endpoint ca
 
 test('triad payments webhooks add | list | remove', async (t) => {
   const fixture = await hooksFixture(t)
-  const run = async (...argv: string[]) => {
-    const out: string[] = []
-    const err: string[] = []
-    const group = paymentsService.commands?.({ withService: (work) => work({ ...serviceBaseOf(fixture), config: fixture.config.payments }) })
-    assert.ok(group)
-    const code = await runCommand(group, ['webhooks', ...argv], { out: (text) => out.push(text), err: (text) => err.push(text) })
-    return { code, out: out.join('\n'), err: err.join('\n') }
-  }
+  const run = (...argv: string[]) => paymentsCli(fixture, 'webhooks', ...argv)
   const added = await run('add', fixture.merchant.id, '--url', 'https://shop.example/hooks', '--events', 'transaction.captured,dispute.opened', '--json')
   assert.equal(added.code, 0, added.err)
   const webhook = JSON.parse(added.out)

@@ -3,7 +3,7 @@ import type { DialectName } from '../../../../core/db/create-db.ts'
 import { prepared } from '../../../../core/db/prepared.ts'
 import { createReadCache } from '../../../../core/db/read-cache.ts'
 import type { Clock } from '../../../../core/clock.ts'
-import type { ExpressionBuilder } from 'kysely'
+import { type ExpressionBuilder, sql } from 'kysely'
 import type { CardsTable, PaymentsDb, PaymentsTables, TrailRow, TransactionRow } from '../../tables.ts'
 import type { MovementMerchant } from './money-rules.ts'
 
@@ -287,9 +287,44 @@ export async function writeCounters(db: PaymentsDb, dialect: DialectName, row: T
   })
 }
 
+/** What a transaction list can be narrowed to (docs/payments-merchant-api.md, "Filters"). */
 export interface TransactionFilter {
   successful?: boolean
   recurring?: boolean
+  status?: TransactionStatus
+  currency?: string
+  /** Minor units of the transaction's currency, both bounds included. */
+  amountMin?: number
+  amountMax?: number
+  /** ISO 8601 instants: `created >= createdFrom` and `created < createdBefore`. */
+  createdFrom?: string
+  createdBefore?: string
+  last4?: string
+  search?: string
+}
+
+/**
+ * The status a transaction is listed under, from its counters, in this order: `declined` (not
+ * successful), `refunded` (something refunded), `captured` (something captured), `voided`
+ * (all of it voided, nothing captured), `authorized` (nothing captured, something still pending).
+ */
+export const TRANSACTION_STATUSES = ['authorized', 'captured', 'refunded', 'voided', 'declined'] as const
+export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number]
+
+type TransactionsWhere = ExpressionBuilder<PaymentsTables, 'payments_transactions'>
+
+function statusCondition(eb: TransactionsWhere, status: TransactionStatus) {
+  if (status === 'declined') return eb('successful', '=', 0)
+  const successful = eb('successful', '=', 1)
+  if (status === 'refunded') return eb.and([successful, eb('refunded_amount', '>', 0)])
+  if (status === 'captured') return eb.and([successful, eb('captured_amount', '>', 0), eb('refunded_amount', '=', 0)])
+  if (status === 'voided') return eb.and([successful, eb('captured_amount', '=', 0), eb('voided_amount', '=', eb.ref('amount'))])
+  return eb.and([successful, eb('captured_amount', '=', 0), eb('voided_amount', '<', eb.ref('amount'))])
+}
+
+/** `text` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally. */
+function containsPattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 }
 
 export async function listTransactionsOfMerchant(
@@ -301,7 +336,84 @@ export async function listTransactionsOfMerchant(
   let query = db.selectFrom('payments_transactions').selectAll().where('merchant_id', '=', merchantId)
   if (filter.successful !== undefined) query = query.where('successful', '=', filter.successful ? 1 : 0)
   if (filter.recurring !== undefined) query = query.where('recurring', '=', filter.recurring ? 1 : 0)
+  const status = filter.status
+  if (status !== undefined) query = query.where((eb) => statusCondition(eb, status))
+  if (filter.currency !== undefined) query = query.where('currency', '=', filter.currency)
+  if (filter.amountMin !== undefined) query = query.where('amount', '>=', filter.amountMin)
+  if (filter.amountMax !== undefined) query = query.where('amount', '<=', filter.amountMax)
+  if (filter.createdFrom !== undefined) query = query.where('created', '>=', filter.createdFrom)
+  if (filter.createdBefore !== undefined) query = query.where('created', '<', filter.createdBefore)
+  if (filter.last4 !== undefined) query = query.where('card_last4', '=', filter.last4)
+  const search = filter.search
+  if (search !== undefined) {
+    // An id is found by equality; any text by a case-insensitive substring of the descriptor,
+    // the payment link's text or the custom data (where the hosted page keeps `reference`).
+    const pattern = containsPattern(search)
+    const contains = (column: 'descriptor' | 'text' | 'custom') => sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`
+    query = query.where((eb) => eb.or([eb('id', '=', search), contains('descriptor'), contains('text'), contains('custom')]))
+  }
   return applyPage(query, 'id', page).execute()
+}
+
+/** Per UTC day and currency: successful authorizations (count, amount) and the captures and refunds made that day. */
+interface VolumeRow {
+  day: string
+  currency: string
+  count: number
+  authorized: number
+  captured: number
+  refunded: number
+}
+
+/**
+ * A merchant's volume between two instants, summed by the database (one row per day and
+ * currency, never the transactions themselves): authorizations by the day they were made,
+ * captures and refunds by the day they were made.
+ */
+export async function volumeOfMerchant(db: PaymentsDb, merchantId: string, from: string, before: string): Promise<VolumeRow[]> {
+  const day = sql<string>`substr(${sql.ref('payments_transactions.created')}, 1, 10)`
+  const authorized = await db
+    .selectFrom('payments_transactions')
+    .select((eb) => [day.as('day'), 'currency', eb.fn.countAll().as('count'), eb.fn.sum('amount').as('amount')])
+    .where('merchant_id', '=', merchantId)
+    .where('successful', '=', 1)
+    .where('created', '>=', from)
+    .where('created', '<', before)
+    .groupBy([day, 'currency'])
+    .execute()
+  const trailDay = sql<string>`substr(${sql.ref('payments_trail.created')}, 1, 10)`
+  const moved = await db
+    .selectFrom('payments_trail')
+    .innerJoin('payments_transactions', 'payments_transactions.id', 'payments_trail.transaction_id')
+    .select((eb) => [trailDay.as('day'), 'payments_transactions.currency as currency', 'payments_trail.kind as kind', eb.fn.sum('payments_trail.amount').as('amount')])
+    .where('payments_transactions.merchant_id', '=', merchantId)
+    .where('payments_trail.kind', 'in', ['capture', 'refund'])
+    .where('payments_trail.created', '>=', from)
+    .where('payments_trail.created', '<', before)
+    .groupBy([trailDay, 'payments_transactions.currency', 'payments_trail.kind'])
+    .execute()
+  const rows = new Map<string, VolumeRow>()
+  const rowOf = (day: string, currency: string) => {
+    const key = `${day} ${currency}`
+    let row = rows.get(key)
+    if (!row) {
+      row = { day, currency, count: 0, authorized: 0, captured: 0, refunded: 0 }
+      rows.set(key, row)
+    }
+    return row
+  }
+  // PostgreSQL answers count and sum as strings (bigint, numeric); SQLite as numbers.
+  for (const item of authorized) {
+    const row = rowOf(item.day, item.currency)
+    row.count = Number(item.count)
+    row.authorized = Number(item.amount)
+  }
+  for (const item of moved) {
+    const row = rowOf(item.day, item.currency)
+    if (item.kind === 'capture') row.captured = Number(item.amount)
+    else row.refunded = Number(item.amount)
+  }
+  return [...rows.values()]
 }
 
 type TrailKey = keyof TrailRow

@@ -1,8 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
+import type { Clock } from '../../../../core/clock.ts'
 import { currentApp } from '../../http/auth.ts'
-import { booleanFilter, PageQuery, responses, TAGS } from '../../http/route-kit.ts'
+import { PageQuery, responses, TAGS } from '../../http/route-kit.ts'
+import { transactionFilterOf, volumePeriodOf } from './transaction-filters.ts'
 import {
   CaptureBody,
   CardParams,
@@ -17,10 +19,12 @@ import {
   TransactionResponse,
   TransactionSchema,
   VoidBody,
+  VolumeQuery,
+  VolumeResponse,
 } from './transactions.schemas.ts'
 import type { TransactionsService } from './transactions.service.ts'
 
-export function transactionsRoutes(transactions: TransactionsService): FastifyPluginAsync {
+export function transactionsRoutes(transactions: TransactionsService, clock: Clock): FastifyPluginAsync {
   return async (scope) => {
     const app = scope.withTypeProvider<TypeBoxTypeProvider>()
 
@@ -44,17 +48,30 @@ export function transactionsRoutes(transactions: TransactionsService): FastifyPl
       {
         schema: {
           tags: TAGS,
-          summary: 'The transactions of a merchant (newest first; filter[successful], filter[recurring] = y|n)',
+          summary:
+            'The transactions of a merchant (newest first); filter[successful], filter[recurring] = y|n; filter[status], filter[currency], filter[amountMin], filter[amountMax], filter[createdFrom], filter[createdTo], filter[last4], filter[search]',
+          description:
+            'filter[status]: authorized | captured | refunded | voided | declined (from the counters: declined = not successful, refunded = anything refunded, captured = anything captured, voided = all voided and nothing captured, authorized = nothing captured and something pending). filter[amountMin]/filter[amountMax]: minor units, both included. filter[createdFrom]/filter[createdTo]: a UTC day (YYYY-MM-DD, the whole day) or an ISO 8601 time, both included. filter[last4]: the card\'s last 4 digits. filter[search]: a transaction id, or text found (case-insensitively) in the descriptor, the payment link text or the custom data.',
           params: MerchantParams,
           querystring: PageQuery,
           response: responses({ 200: Type.Array(TransactionSchema) }),
         },
       },
-      async (request) =>
-        transactions.listOfMerchant(currentApp(request).id, request.params.merchantId, request.query, {
-          successful: booleanFilter(request.query, 'successful'),
-          recurring: booleanFilter(request.query, 'recurring'),
-        }),
+      async (request) => transactions.listOfMerchant(currentApp(request).id, request.params.merchantId, request.query, transactionFilterOf(request.query)),
+    )
+
+    app.get(
+      '/merchants/:merchantId/volume',
+      {
+        schema: {
+          tags: TAGS,
+          summary: "A merchant's volume per currency and UTC day: authorizations (count, amount), captures and refunds, with the period's totals and today's",
+          params: MerchantParams,
+          querystring: VolumeQuery,
+          response: responses({ 200: VolumeResponse }),
+        },
+      },
+      async (request) => ({ volume: await transactions.volume(currentApp(request).id, request.params.merchantId, volumePeriodOf(request.query, clock.now())) }),
     )
 
     app.get(

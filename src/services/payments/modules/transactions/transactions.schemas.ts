@@ -116,3 +116,41 @@ export const CardResponse = Type.Object({ card: CardSchema })
 export const CreatedCardResponse = Type.Object({ card: Type.Object({ id: Type.String() }) })
 export const CardParams = Type.Object({ cardId: identifierSchema() })
 export const MerchantParams = Type.Object({ merchantId: identifierSchema() })
+
+const VolumeTotalsSchema = Type.Object({
+  count: Type.Integer({ description: 'successful authorizations made' }),
+  authorized: Type.Integer({ description: 'their amount, minor units' }),
+  captured: Type.Integer({ description: 'captures made, minor units (of transactions of any date)' }),
+  refunded: Type.Integer({ description: 'refunds made, minor units' }),
+})
+export type VolumeTotals = Static<typeof VolumeTotalsSchema>
+
+const day = (description = 'a UTC day, YYYY-MM-DD') => Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description })
+const Day = day()
+
+export const VolumeQuery = Type.Object(
+  {
+    from: Type.Optional(day('first day (UTC) of the period; default: 29 days before `to`')),
+    to: Type.Optional(day('last day (UTC) of the period, included; default: today')),
+  },
+  { additionalProperties: true },
+)
+
+const VolumeSchema = Type.Object({
+  from: Day,
+  to: Day,
+  today: day("the server's today (UTC)"),
+  currencies: Type.Array(
+    Type.Intersect([
+      Type.Object({ currency: Type.String(), exponent: Type.Integer({ description: 'ISO 4217 minor unit digits' }) }),
+      VolumeTotalsSchema,
+      Type.Object({
+        today: VolumeTotalsSchema,
+        days: Type.Array(Type.Intersect([Type.Object({ date: Day }), VolumeTotalsSchema]), { description: 'every day of the period, oldest first' }),
+      }),
+    ]),
+    { description: 'each currency with any movement in the period, by code' },
+  ),
+})
+export type VolumeDto = Static<typeof VolumeSchema>
+export const VolumeResponse = Type.Object({ volume: VolumeSchema })

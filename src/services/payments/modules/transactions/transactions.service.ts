@@ -28,7 +28,8 @@ import type { MerchantsService } from '../merchants/index.ts'
 import { captureEffect, type LedgerRules, pendingOf, refundableOf, refundEffect } from './money-rules.ts'
 import { transactionErrors } from './transactions.errors.ts'
 import * as repo from './transactions.repository.ts'
-import type { CaptureInput, CardDto, CreateTransactionInput, RefundInput, TrailEntry, TransactionDto, VoidInput } from './transactions.schemas.ts'
+import type { VolumePeriod } from './transaction-filters.ts'
+import type { CaptureInput, CardDto, CreateTransactionInput, RefundInput, TrailEntry, TransactionDto, VoidInput, VolumeDto, VolumeTotals } from './transactions.schemas.ts'
 
 // The amount rules and the balance effects of every movement are in money-rules.ts. Every check
 // and every write of one operation happen in one database transaction, with the transaction's
@@ -298,6 +299,37 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
         rows.map((row) => row.id),
       )
       return rows.map((row) => toTransaction(row, trails.get(row.id) ?? []))
+    },
+
+    /** A merchant's volume per currency and UTC day over a period (dense: every day of it), with its totals and today's. */
+    async volume(appId: string, merchantId: string, period: VolumePeriod): Promise<VolumeDto> {
+      await merchants.requireMerchant(appId, merchantId)
+      const dayAfter = new Date(Date.parse(`${period.to}T00:00:00.000Z`) + 86_400_000).toISOString()
+      const rows = await repo.volumeOfMerchant(db, merchantId, `${period.from}T00:00:00.000Z`, dayAfter)
+      const days: string[] = []
+      for (let at = Date.parse(`${period.from}T00:00:00.000Z`); at < Date.parse(dayAfter); at += 86_400_000) days.push(new Date(at).toISOString().slice(0, 10))
+      const zero = (): VolumeTotals => ({ count: 0, authorized: 0, captured: 0, refunded: 0 })
+      const add = (into: VolumeTotals, from: VolumeTotals) => {
+        into.count += from.count
+        into.authorized += from.authorized
+        into.captured += from.captured
+        into.refunded += from.refunded
+      }
+      const currencies = [...new Set(rows.map((row) => row.currency))].sort().map((currency) => {
+        const byDay = new Map(rows.filter((row) => row.currency === currency).map((row) => [row.day, row]))
+        const total = zero()
+        const today = zero()
+        const series = days.map((date) => {
+          const totals = zero()
+          const row = byDay.get(date)
+          if (row) add(totals, row)
+          add(total, totals)
+          if (date === period.today) add(today, totals)
+          return { date, ...totals }
+        })
+        return { currency, exponent: currencyExponent(currency) ?? 2, ...total, today, days: series }
+      })
+      return { from: period.from, to: period.to, today: period.today, currencies }
     },
 
     capture: (appId: string, transactionId: string, input: CaptureInput) => move(appId, transactionId, 'capture', input),

@@ -101,12 +101,25 @@ export async function findEvent(db: PaymentsDb, id: string): Promise<EventsTable
 export interface EventFilter {
   type?: string
   subjectId?: string
+  /** Only events with at least one delivery in this status. */
+  deliveryStatus?: EventDeliveriesTable['status']
 }
 
 export async function listEvents(db: PaymentsDb, merchantId: string, page: PageRequest, filter: EventFilter): Promise<EventsTable[]> {
   let query = db.selectFrom('payments_events').selectAll().where('merchant_id', '=', merchantId)
   if (filter.type !== undefined) query = query.where('type', '=', filter.type)
   if (filter.subjectId !== undefined) query = query.where('subject_id', '=', filter.subjectId)
+  const deliveryStatus = filter.deliveryStatus
+  if (deliveryStatus !== undefined)
+    query = query.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('payments_event_deliveries')
+          .select('payments_event_deliveries.id')
+          .whereRef('payments_event_deliveries.event_id', '=', 'payments_events.id')
+          .where('payments_event_deliveries.status', '=', deliveryStatus),
+      ),
+    )
   return applyPage(query, 'id', page).execute()
 }
 

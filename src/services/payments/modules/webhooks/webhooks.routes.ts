@@ -2,10 +2,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { currentApp } from '../../http/auth.ts'
+import { fieldError } from '../../http/errors.ts'
 import { EmptyBody, filterValue, PageQuery, responses } from '../../http/route-kit.ts'
 import {
   CreatedWebhookResponse,
   CreateWebhookBody,
+  DELIVERY_STATUSES,
   EventParams,
   EventResponse,
   EventSchema,
@@ -19,6 +21,15 @@ import {
 import type { WebhooksService } from './webhooks.service.ts'
 
 const TAGS = ['payments', 'webhooks']
+
+/** `filter[deliveryStatus]`, checked here too: a query parser that nests brackets passes the schema's flat key by. */
+function deliveryStatusFilter(query: unknown): (typeof DELIVERY_STATUSES)[number] | undefined {
+  const value = filterValue(query, 'deliveryStatus')
+  if (value === undefined) return undefined
+  const status = DELIVERY_STATUSES.find((candidate) => candidate === value)
+  if (!status) throw fieldError('filter[deliveryStatus]', `must be one of ${DELIVERY_STATUSES.join(', ')}`)
+  return status
+}
 
 export function webhooksRoutes(webhooks: WebhooksService): FastifyPluginAsync {
   return async (scope) => {
@@ -93,7 +104,7 @@ export function webhooksRoutes(webhooks: WebhooksService): FastifyPluginAsync {
       {
         schema: {
           tags: TAGS,
-          summary: "A merchant's events (newest first; filter[type], filter[transactionId]), each with its deliveries and their attempts",
+          summary: "A merchant's events (newest first; filter[type], filter[transactionId], filter[deliveryStatus]), each with its deliveries and their attempts",
           params: MerchantParams,
           querystring: EventsQuery,
           response: responses({ 200: Type.Array(EventSchema) }),
@@ -103,6 +114,7 @@ export function webhooksRoutes(webhooks: WebhooksService): FastifyPluginAsync {
         webhooks.listEvents(currentApp(request).id, request.params.merchantId, request.query, {
           type: filterValue(request.query, 'type'),
           transactionId: filterValue(request.query, 'transactionId'),
+          deliveryStatus: deliveryStatusFilter(request.query),
         }),
     )
 

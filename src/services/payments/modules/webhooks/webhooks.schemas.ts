@@ -58,10 +58,13 @@ const AttemptSchema = Type.Object({
   error: Type.Optional(Type.String()),
 })
 
+/** What a delivery can be: waiting (or retrying), delivered, given up, or cancelled with its endpoint. */
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const
+
 const DeliverySchema = Type.Object({
   id: Type.String(),
   webhookId: Type.String(),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed'), Type.Literal('cancelled')]),
+  status: Type.Union(DELIVERY_STATUSES.map((status) => Type.Literal(status))),
   created: Type.String({ format: 'date-time' }),
   nextAttempt: Type.Optional(Type.String({ format: 'date-time', description: 'while pending' })),
   completed: Type.Optional(Type.String({ format: 'date-time' })),
@@ -92,6 +95,12 @@ export const EventsQuery = Type.Intersect([
   Type.Object({
     'filter[type]': Type.Optional(Type.String({ maxLength: 64 })),
     'filter[transactionId]': Type.Optional(identifierSchema()),
+    'filter[deliveryStatus]': Type.Optional(
+      Type.Union(
+        DELIVERY_STATUSES.map((status) => Type.Literal(status)),
+        { description: 'only events with a delivery in this status (failed: given up after the retry window)' },
+      ),
+    ),
   }),
 ])
 

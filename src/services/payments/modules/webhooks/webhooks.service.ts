@@ -167,9 +167,14 @@ export function createWebhooksService(deps: WebhooksDeps) {
     },
 
     /** The merchant's events, newest first, each with its deliveries and their attempts. */
-    async listEvents(appId: string, merchantId: string, page: PageRequest, filter: { type?: string; transactionId?: string }): Promise<EventDto[]> {
+    async listEvents(
+      appId: string,
+      merchantId: string,
+      page: PageRequest,
+      filter: { type?: string; transactionId?: string; deliveryStatus?: repo.EventFilter['deliveryStatus'] },
+    ): Promise<EventDto[]> {
       await merchants.requireMerchant(appId, merchantId)
-      return eventsWithDeliveries(await repo.listEvents(db, merchantId, page, { type: filter.type, subjectId: filter.transactionId }))
+      return eventsWithDeliveries(await repo.listEvents(db, merchantId, page, { type: filter.type, subjectId: filter.transactionId, deliveryStatus: filter.deliveryStatus }))
     },
 
     async getEvent(appId: string, merchantId: string, eventId: string): Promise<EventDto> {

@@ -1,0 +1,139 @@
+import { join } from 'node:path'
+import fastifyStatic from '@fastify/static'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { Clock } from '../../../../core/clock.ts'
+import type { PaymentsConfig } from '../../config.ts'
+import { DASHBOARD_COOKIE } from '../../http/auth.ts'
+import { forbidden } from '../../http/errors.ts'
+import { pickLocale } from '../../http/locale.ts'
+import { EmptyBody, responses } from '../../http/route-kit.ts'
+import { PageQuery, SessionResponse, SignInBody } from './dashboard.schemas.ts'
+import type { DashboardService } from './dashboard.service.ts'
+import { renderDashboardPage } from './dashboard.view.ts'
+
+const ASSETS_DIR = join(import.meta.dirname, 'assets')
+const TAGS = ['payments', 'dashboard']
+const PUBLIC = { public: true }
+
+/** The page talks to this origin only (the merchant API); nothing inline runs, nothing frames it. */
+function pageHeaders(reply: FastifyReply) {
+  return reply
+    .header(
+      'content-security-policy',
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    )
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'no-store')
+}
+
+/**
+ * A sign-in must come from the dashboard's own page (or from a client that is no browser):
+ * another site could otherwise sign a visitor's browser in as the attacker's app.
+ */
+function fromOwnSite(request: FastifyRequest, publicUrl: string | undefined): boolean {
+  const site = request.headers['sec-fetch-site']
+  if (site === 'cross-site' || site === 'same-site') return false
+  const origin = request.headers.origin
+  if (origin === undefined) return true
+  try {
+    const host = new URL(origin).host
+    return host === request.host || (publicUrl !== undefined && host === new URL(publicUrl).host)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The merchant dashboard (issue 18): `GET /dashboard`, its script and styles under
+ * `/dashboard/assets/`, and the session routes that trade an API key for an HttpOnly cookie.
+ * Everything else the page shows comes from the merchant API, called with that cookie.
+ */
+export function dashboardRoutes(sessions: DashboardService, deps: { config: PaymentsConfig; clock: Clock }): FastifyPluginAsync {
+  const cookieOptions = (request: FastifyRequest) => ({
+    path: '/',
+    httpOnly: true,
+    sameSite: 'strict' as const,
+    secure: request.protocol === 'https' || deps.config.publicUrl?.startsWith('https:') === true,
+  })
+  return async (scope) => {
+    const app = scope.withTypeProvider<TypeBoxTypeProvider>()
+
+    await app.register(async (assets) => {
+      assets.addHook('onRoute', (route) => {
+        route.config = { ...(route.config as object | undefined), ...PUBLIC } as typeof route.config
+      })
+      await assets.register(fastifyStatic, { root: ASSETS_DIR, prefix: '/dashboard/assets/', decorateReply: false, index: false, maxAge: '10m', schemaHide: true })
+    })
+
+    app.get(
+      '/dashboard',
+      {
+        config: PUBLIC,
+        schema: {
+          tags: TAGS,
+          summary: 'The merchant dashboard (HTML): volume, transactions, disputes, webhooks',
+          querystring: PageQuery,
+          response: { 200: Type.String({ description: 'HTML' }) },
+        },
+      },
+      async (request, reply) => {
+        const locale = pickLocale(request.query.lang, request.headers['accept-language'])
+        const today = deps.clock.now().toISOString().slice(0, 10)
+        return pageHeaders(reply).type('text/html; charset=utf-8').send(renderDashboardPage({ locale, today }))
+      },
+    )
+
+    app.post(
+      '/dashboard/session',
+      {
+        config: PUBLIC,
+        schema: {
+          tags: TAGS,
+          summary: 'Sign in to the dashboard with an API key: sets the HttpOnly session cookie and answers the CSRF token',
+          body: SignInBody,
+          response: responses({ 201: SessionResponse }),
+        },
+      },
+      async (request, reply) => {
+        if (!fromOwnSite(request, deps.config.publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
+        const { token, session } = await sessions.signIn(request.body.key)
+        reply.setCookie(DASHBOARD_COOKIE, token, { ...cookieOptions(request), expires: new Date(session.expires) })
+        return reply.code(201).header('cache-control', 'no-store').send({ session })
+      },
+    )
+
+    app.get(
+      '/dashboard/session',
+      {
+        config: PUBLIC,
+        schema: {
+          tags: TAGS,
+          summary: "The dashboard session of this browser's cookie, with its CSRF token (401 when signed out)",
+          response: responses({ 200: SessionResponse }),
+        },
+      },
+      async (request, reply) => {
+        reply.header('cache-control', 'no-store')
+        return { session: await sessions.current(request.cookies[DASHBOARD_COOKIE]) }
+      },
+    )
+
+    app.delete(
+      '/dashboard/session',
+      {
+        schema: {
+          tags: TAGS,
+          summary: 'Sign out of the dashboard (with the session cookie: X-CSRF-Token required)',
+          response: responses({ 204: EmptyBody }),
+        },
+      },
+      async (request, reply) => {
+        await sessions.signOut(request.cookies[DASHBOARD_COOKIE])
+        reply.clearCookie(DASHBOARD_COOKIE, cookieOptions(request))
+        return reply.code(204).send()
+      },
+    )
+  }
+}

@@ -1,0 +1,3 @@
+// The merchant dashboard (/dashboard): the page, its assets and its sign-in sessions.
+export { dashboardRoutes } from './dashboard.routes.ts'
+export { createDashboardService } from './dashboard.service.ts'
