@@ -124,7 +124,20 @@ export async function merchantFixture(t: Cleanup, options: Parameters<typeof pay
   const headers = { authorization: basic(owner.key) }
   const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, extra: Record<string, string> = {}) =>
     test.app.inject({ method, url, headers: { ...headers, ...extra }, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) })
-  return { ...test, owner, merchant, headers, call }
+  /** A second merchant of the owner's app, in live mode (test: false): its id. */
+  const liveMerchant = async (): Promise<string> => {
+    const response = await call('POST', '/merchants', {
+      currency: 'EUR',
+      email: 'a@shop.example',
+      website: 'https://shop.example',
+      descriptor: 'SHOP',
+      company: { country: 'DK' },
+      test: false,
+    })
+    if (response.statusCode !== 201) throw new Error(`live merchant: ${response.statusCode} ${response.body}`)
+    return response.json().merchant.id
+  }
+  return { ...test, owner, merchant, headers, call, liveMerchant }
 }
 
 /** Runs `triad payments …` (the operator's CLI) against the test app's database and clock. */

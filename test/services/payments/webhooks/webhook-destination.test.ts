@@ -8,22 +8,9 @@ import { DestinationRefused, guardedDispatcher, type Resolver } from '../../../.
 import { merchantFixture } from '../helpers.ts'
 import { startReceiver } from './receiver.ts'
 
-async function liveMerchant(fixture: Awaited<ReturnType<typeof merchantFixture>>): Promise<string> {
-  const response = await fixture.call('POST', '/merchants', {
-    currency: 'EUR',
-    email: 'a@shop.example',
-    website: 'https://shop.example',
-    descriptor: 'SHOP',
-    company: { country: 'DK' },
-    test: false,
-  })
-  assert.equal(response.statusCode, 201, response.body)
-  return response.json().merchant.id
-}
-
 test('registration refuses https URLs at private, loopback, link-local and unspecified addresses, naming the address', async (t) => {
   const fixture = await merchantFixture(t)
-  const liveId = await liveMerchant(fixture)
+  const liveId = await fixture.liveMerchant()
   const refused = ['https://10.0.0.1/hooks', 'https://192.168.1.20/hooks', 'https://169.254.169.254/latest/meta-data', 'https://[fd00::1]/hooks', 'https://[::ffff:10.1.2.3]/hooks', 'https://0.0.0.0/hooks', 'https://127.0.0.1/hooks', 'https://100.64.0.1/hooks']
   for (const url of refused) {
     const response = await fixture.call('POST', `/merchants/${liveId}/webhooks`, { url, events: ['*'] })
@@ -45,7 +32,7 @@ test('registration refuses https URLs at private, loopback, link-local and unspe
 
 test('PAYMENTS_WEBHOOK_ALLOW_PRIVATE takes private addresses for any merchant', async (t) => {
   const fixture = await merchantFixture(t, { env: { PAYMENTS_WEBHOOK_ALLOW_PRIVATE: 'true' } })
-  const liveId = await liveMerchant(fixture)
+  const liveId = await fixture.liveMerchant()
   for (const url of ['https://10.0.0.1/hooks', 'https://127.0.0.1/hooks']) {
     assert.equal((await fixture.call('POST', `/merchants/${liveId}/webhooks`, { url, events: ['*'] })).statusCode, 201, url)
   }

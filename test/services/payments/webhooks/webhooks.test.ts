@@ -444,15 +444,7 @@ test('webhook routes refuse bad input, unknown ids, missing keys and other apps'
   assert.equal((await post({ url: 'http://localhost:9/hooks', events: ['*'] })).statusCode, 201)
 
   // A live merchant needs https, loopback or not.
-  const live = await fixture.call('POST', '/merchants', {
-    currency: 'EUR',
-    email: 'a@shop.example',
-    website: 'https://shop.example',
-    descriptor: 'SHOP',
-    company: { country: 'DK' },
-    test: false,
-  })
-  const liveId = live.json().merchant.id
+  const liveId = await fixture.liveMerchant()
   assert.equal((await fixture.call('POST', `/merchants/${liveId}/webhooks`, { url: 'http://127.0.0.1:9/hooks', events: ['*'] })).statusCode, 400)
   assert.equal((await fixture.call('POST', `/merchants/${liveId}/webhooks`, { url: 'https://shop.example/hooks', events: ['*'] })).statusCode, 201)
 

@@ -1,4 +1,4 @@
-import type { Executor } from '../../db.ts'
+import { CREDENTIAL_OWNER_COLUMNS, type CredentialOwner, type Executor } from '../../db.ts'
 import type { PersonalTokenRow, PersonalTokensTables } from './personal-tokens.table.ts'
 
 type DbExecutor = Executor<PersonalTokensTables>
@@ -17,14 +17,7 @@ const TOKEN_COLUMNS = [
 ] as const
 
 /** A token with the account state that decides whether it still counts (same names as a session's). */
-export interface TokenWithEperson extends PersonalTokenRow {
-  email: string
-  can_log_in: number
-  first_name: string | null
-  last_name: string | null
-  eperson_created_at: string
-  last_active: string | null
-}
+export type TokenWithEperson = PersonalTokenRow & CredentialOwner
 
 export async function insertToken(db: DbExecutor, row: PersonalTokenRow & { token_hash: string }): Promise<void> {
   await db.insertInto('authn_personal_tokens').values(row).execute()
@@ -35,15 +28,7 @@ export function findTokenByHash(db: DbExecutor, tokenHash: string): Promise<Toke
   return db
     .selectFrom('authn_personal_tokens')
     .innerJoin('authn_epersons', 'authn_epersons.uuid', 'authn_personal_tokens.eperson_uuid')
-    .select([
-      ...TOKEN_COLUMNS,
-      'authn_epersons.email',
-      'authn_epersons.can_log_in',
-      'authn_epersons.first_name',
-      'authn_epersons.last_name',
-      'authn_epersons.created_at as eperson_created_at',
-      'authn_epersons.last_active',
-    ])
+    .select([...TOKEN_COLUMNS, ...CREDENTIAL_OWNER_COLUMNS])
     .where('authn_personal_tokens.token_hash', '=', tokenHash)
     .executeTakeFirst()
 }

@@ -1,5 +1,5 @@
 import { lockForUpdate } from '../../../../core/db/transaction.ts'
-import type { Executor, ModuleDatabase } from '../../db.ts'
+import { CREDENTIAL_OWNER_COLUMNS, type CredentialOwner, type Executor, type ModuleDatabase } from '../../db.ts'
 import type { SessionRow, SessionsTables } from './sessions.table.ts'
 
 type DbExecutor = Executor<SessionsTables>
@@ -23,29 +23,14 @@ const SESSION_COLUMNS = [
 ] as const
 
 /** A session and the account state that decides whether its tokens still count. */
-export interface SessionWithEperson extends SessionRow {
-  email: string
-  can_log_in: number
-  first_name: string | null
-  last_name: string | null
-  eperson_created_at: string
-  last_active: string | null
-}
+export type SessionWithEperson = SessionRow & CredentialOwner
 
 /** The one query on the path of every authenticated request (then cached briefly). */
 export function findSessionWithEperson(db: DbExecutor, id: string): Promise<SessionWithEperson | undefined> {
   return db
     .selectFrom('authn_sessions')
     .innerJoin('authn_epersons', 'authn_epersons.uuid', 'authn_sessions.eperson_uuid')
-    .select([
-      ...SESSION_COLUMNS,
-      'authn_epersons.email',
-      'authn_epersons.can_log_in',
-      'authn_epersons.first_name',
-      'authn_epersons.last_name',
-      'authn_epersons.created_at as eperson_created_at',
-      'authn_epersons.last_active',
-    ])
+    .select([...SESSION_COLUMNS, ...CREDENTIAL_OWNER_COLUMNS])
     .where('authn_sessions.id', '=', id)
     .executeTakeFirst()
 }
