@@ -55,6 +55,8 @@ export function ownerOf(path: string): ErrorOwner {
   if (first === 'api' || (first === 'server' && second === 'api')) return 'authn'
   if (first === 'v1' || first === 'avatar' || first === 'ws' || first === 'health') return 'avatar'
   if (first === 'pos' || (first === 'payments' && second === 'tds')) return 'page'
+  // The merchant dashboard: its page and assets are read by people, its sign-in is merchant API.
+  if (first === 'dashboard') return second === 'session' ? 'payments' : 'page'
   if (first === 'vault' || first === 'payments') return 'paymentsClient'
   if (PAYMENTS_ROOTS.includes(first)) return 'payments'
   return 'core'
