@@ -4,7 +4,7 @@ import { parseDuration } from '../../core/config/duration.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
 import type { AuthnConfig } from './config.ts'
 import { type Actor, actorFor, requestLogAudit } from './modules/audit/index.ts'
-import { toPasskeyResponse, toTokenResponse } from './modules/credentials/index.ts'
+import { sessionFields, toPasskeyResponse, toTokenResponse } from './modules/credentials/index.ts'
 import type { TokenScope } from './modules/personal-tokens/index.ts'
 import { createAuthnServices } from './services.ts'
 
@@ -55,15 +55,7 @@ export function credentialsCommands(env: ServiceCliEnvironment<AuthnConfig>): Co
             const eperson = await epersons.requireByEmail(email)
             return all((page) => sessions.list(eperson.uuid, page, LIST_PAGE))
           })
-          const items = rows.map((row) => ({
-            id: row.id,
-            method: row.method,
-            device: row.device,
-            ip: row.ip,
-            createdAt: row.created_at,
-            lastSeenAt: row.last_seen_at ?? row.created_at,
-            expiresAt: row.expires_at,
-          }))
+          const items = rows.map(sessionFields)
           const text = items.map((item) => `${item.id}  ${item.method.padEnd(8)}  ${item.device ?? '-'}  ${item.ip ?? '-'}  last seen ${item.lastSeenAt}`)
           printResult(output, args, items, text.join('\n') || 'no sessions')
           return 0

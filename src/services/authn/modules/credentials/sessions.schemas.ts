@@ -17,16 +17,25 @@ export const SessionSchema = Type.Object({
 
 export const SessionsPage = pageSchema('sessions', SessionSchema)
 
-export function toSessionResponse(base: string, row: SessionRow, currentId: string | undefined) {
+/** What a session shows of itself, over HTTP and in the CLI (a session never used again was last seen when made). */
+export function sessionFields(row: SessionRow) {
   return {
     id: row.id,
-    type: 'session' as const,
     method: row.method,
     device: row.device,
     ip: row.ip,
     createdAt: row.created_at,
     lastSeenAt: row.last_seen_at ?? row.created_at,
     expiresAt: row.expires_at,
+  }
+}
+
+export function toSessionResponse(base: string, row: SessionRow, currentId: string | undefined) {
+  const { id, ...fields } = sessionFields(row)
+  return {
+    id,
+    type: 'session' as const,
+    ...fields,
     current: row.id === currentId,
     _links: { self: { href: `${base}/authn/sessions/${row.id}` }, eperson: { href: `${base}/eperson/epersons/${row.eperson_uuid}` } },
   }

@@ -1,5 +1,5 @@
 import { currencyExponents } from '../../../../core/money.ts'
-import { escapeHtml, scriptJson } from '../../http/html.ts'
+import { documentHead, escapeHtml, scriptJson } from '../../http/html.ts'
 import { INTL_LOCALE, type Locale } from '../../http/locale.ts'
 import { MESSAGES, type Messages } from './dashboard.i18n.ts'
 
@@ -45,15 +45,7 @@ export function renderDashboardPage(context: PageContext): string {
           <tbody></tbody>
         </table>
       </div>`
-  return `<!doctype html>
-<html lang="${context.locale}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex">
-<title>${e('htmlTitle')} – ${e('product')}</title>
-<link rel="stylesheet" href="/dashboard/assets/dashboard.css">
+  return `${documentHead(context.locale, `${t.htmlTitle} – ${t.product}`, '/dashboard/assets/dashboard.css')}
 <script src="/dashboard/assets/dashboard.js" defer></script>
 </head>
 <body>

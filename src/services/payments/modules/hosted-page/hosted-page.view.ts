@@ -1,18 +1,10 @@
-import { escapeHtml, scriptJson } from '../../http/html.ts'
+import { documentHead, escapeHtml, scriptJson } from '../../http/html.ts'
 import { formatAmount, INTL_LOCALE, type Locale } from '../../http/locale.ts'
 import { fill, MESSAGES, type Messages } from './hosted-page.i18n.ts'
 import type { PaymentLink } from './hosted-page.service.ts'
 
 function head(locale: Locale, title: string): string {
-  return `<!doctype html>
-<html lang="${locale}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(title)}</title>
-<link rel="stylesheet" href="/pos/assets/pos.css">`
+  return documentHead(locale, title, '/pos/assets/pos.css')
 }
 
 /** The payment page: the amount rendered by the server when the link has one, else the amount-entry screen first. */
