@@ -11,7 +11,7 @@ import { startReceiver } from './receiver.ts'
 test('registration refuses https URLs at private, loopback, link-local and unspecified addresses, naming the address', async (t) => {
   const fixture = await merchantFixture(t)
   const liveId = await fixture.liveMerchant()
-  const refused = ['https://10.0.0.1/hooks', 'https://192.168.1.20/hooks', 'https://169.254.169.254/latest/meta-data', 'https://[fd00::1]/hooks', 'https://[::ffff:10.1.2.3]/hooks', 'https://0.0.0.0/hooks', 'https://127.0.0.1/hooks', 'https://100.64.0.1/hooks']
+  const refused = ['https://10.0.0.1/hooks', 'https://192.168.1.20/hooks', 'https://169.254.169.254/latest/meta-data', 'https://[fd00::1]/hooks', 'https://[::ffff:10.1.2.3]/hooks', 'https://0.0.0.0/hooks', 'https://127.0.0.1/hooks', 'https://localhost:9/hooks', 'https://[::1]/hooks', 'https://100.64.0.1/hooks']
   for (const url of refused) {
     const response = await fixture.call('POST', `/merchants/${liveId}/webhooks`, { url, events: ['*'] })
     assert.equal(response.statusCode, 400, url)

@@ -10,7 +10,7 @@ import type { PaymentsTables } from '../../tables.ts'
 import type { SecretBox } from './webhooks.keys.ts'
 import * as repo from './webhooks.repository.ts'
 import { eventBody, signatureHeader } from './webhooks.signing.ts'
-import { connectRefusal, DestinationRefused, guardedDispatcher } from './webhook-destination.ts'
+import { DestinationRefused, guardedDispatcher, literalAddressRefusal } from './webhook-destination.ts'
 
 /** Deliveries claimed (and sent concurrently) per round. */
 const BATCH = 10
@@ -115,7 +115,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
     if (secret === undefined) return { ok: false, status: null, error: 'the signing secret cannot be opened (is PAYMENTS_WEBHOOK_KEY the key it was sealed with?)', latencyMs: 0 }
     const body = eventBody({ id: delivery.event_id, type: delivery.type, created: delivery.event_created, data: delivery.data })
     const unix = Math.floor(clock.now().getTime() / 1000)
-    const refused = connectRefusal(new URL(delivery.url), destinationPolicy)
+    const refused = literalAddressRefusal(new URL(delivery.url), destinationPolicy)
     if (refused) return { ok: false, status: null, error: `refused: ${refused}`, latencyMs: 0 }
     const timeout = AbortSignal.timeout(config.timeoutMs)
     try {

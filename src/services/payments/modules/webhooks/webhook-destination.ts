@@ -43,16 +43,6 @@ function refusal(hostname: string, address: string, policy: DestinationPolicy): 
   return `${shown}, a ${range} address: webhooks go to public addresses only (PAYMENTS_WEBHOOK_ALLOW_PRIVATE allows others)`
 }
 
-/** For registration: the refusal of a URL whose host is a literal address, else undefined (names are checked when connecting). */
-export function literalAddressRefusal(url: URL, policy: DestinationPolicy, testMerchant: boolean): string | undefined {
-  const host = bareHost(url.hostname)
-  if (!ipaddr.isValid(host)) return undefined
-  if (!testMerchant && nonPublicRange(host) === 'loopback' && !policy.allowPrivate) {
-    return `${host}, a loopback address: for test merchants only (PAYMENTS_WEBHOOK_ALLOW_PRIVATE allows it)`
-  }
-  return refusal(host, host, policy)
-}
-
 export class DestinationRefused extends Error {
   readonly code = 'EWEBHOOKDESTINATION'
 }
@@ -86,8 +76,11 @@ export function guardedDispatcher(policy: DestinationPolicy, resolve: Resolver =
   })
 }
 
-/** The refusal of a URL whose host is a literal address, checked before connecting (no lookup happens for those). */
-export function connectRefusal(url: URL, policy: DestinationPolicy): string | undefined {
+/**
+ * The refusal of a URL whose host is a literal address, else undefined: checked at registration
+ * and before connecting (no lookup happens for a literal address; names are checked then).
+ */
+export function literalAddressRefusal(url: URL, policy: DestinationPolicy): string | undefined {
   const host = bareHost(url.hostname)
   return ipaddr.isValid(host) ? refusal(host, host, policy) : undefined
 }

@@ -70,7 +70,11 @@ function checkWebhookUrl(text: string, options: { testMerchant: boolean; allowHt
     if (!isLoopbackHost(url.hostname)) throw webhookErrors.badUrl('must be https (plain http only to 127.0.0.1, ::1 or localhost, for test merchants)')
     if (!options.testMerchant) throw webhookErrors.badUrl('must be https: plain http to a loopback host is for test merchants only')
   }
-  const refused = literalAddressRefusal(url, { allowPrivate: options.allowPrivate }, options.testMerchant)
+  // A loopback host is passed at connection time only because registration kept it to test merchants.
+  if (isLoopbackHost(url.hostname) && !options.testMerchant && !options.allowPrivate) {
+    throw webhookErrors.badUrl(`must not point into a private network: ${url.hostname}, a loopback host: for test merchants only (PAYMENTS_WEBHOOK_ALLOW_PRIVATE allows it)`)
+  }
+  const refused = literalAddressRefusal(url, { allowPrivate: options.allowPrivate })
   if (refused) throw webhookErrors.badUrl(`must not point into a private network: ${refused}`)
   return url.href
 }
