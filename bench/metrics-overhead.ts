@@ -170,22 +170,22 @@ const isMetricsCode = (url: string) => url.includes('/node_modules/prom-client/'
 if (values.profile && on && !values.smoke) {
   // The launcher execs the server in the same process: its own short profile has no sample in the windows.
   console.log('  Share of the metrics-on process\'s busy CPU in metrics code, under each route\'s load (from --cpu-prof):')
-  /** Busy µs in the route's windows, of all functions and of those `pick` selects. */
-  const busyIn = (instance: Instance, route: Route, pick: (item: ProfileSelfTime) => boolean) => {
-    let busy = 0
-    let picked = 0
-    for (const file of readdirSync(instance.profileDir).filter((name) => name.endsWith('.cpuprofile'))) {
-      const { busyUs, functions } = profileSelfTimes(join(instance.profileDir, file), windowsOf(instance, route))
-      busy += busyUs
-      picked += functions.filter(pick).reduce((total, item) => total + item.us, 0)
-    }
-    return { busy, share: busy === 0 ? 0 : (100 * picked) / busy }
+  /** A process's busy µs under the route's load, by function. */
+  const selfTimes = (instance: Instance, route: Route) => {
+    const files = readdirSync(instance.profileDir).filter((name) => name.endsWith('.cpuprofile'))
+    const parts = files.map((file) => profileSelfTimes(join(instance.profileDir, file), windowsOf(instance, route)))
+    return { busy: parts.reduce((total, part) => total + part.busyUs, 0), functions: parts.flatMap((part) => part.functions) }
   }
+  /** The share (%) of `busy` spent in the functions `pick` selects. */
+  const shareOf = ({ busy, functions }: ReturnType<typeof selfTimes>, pick: (item: ProfileSelfTime) => boolean) =>
+    busy === 0 ? 0 : (100 * functions.filter(pick).reduce((total, item) => total + item.us, 0)) / busy
   const isGc = (item: ProfileSelfTime) => item.functionName === '(garbage collector)'
   for (const route of routes) {
-    const { busy, share } = busyIn(on, route, (item) => isMetricsCode(item.url))
-    const gcOn = busyIn(on, route, isGc).share
-    const gcOff = busyIn(off, route, isGc).share
+    const onTimes = selfTimes(on, route)
+    const busy = onTimes.busy
+    const share = shareOf(onTimes, (item) => isMetricsCode(item.url))
+    const gcOn = shareOf(onTimes, isGc)
+    const gcOff = shareOf(selfTimes(off, route), isGc)
     console.log(`    ${route.name.padEnd(44)} ${share.toFixed(1)} % of ${(busy / 1e6).toFixed(1)} s   (garbage collector: ${gcOff.toFixed(1)} % off, ${gcOn.toFixed(1)} % on)`)
     reportRow({
       benchmark: 'metrics-overhead',
