@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Config } from './config.ts'
 import { type Clock, systemClock } from './core/clock.ts'
 import type { ServiceName } from './core/config/core-config.ts'
 import { createDb, type Database } from './core/db/create-db.ts'
+import { isDatabaseUnreachable } from './core/db/errors.ts'
 import { migrateToLatest } from './core/db/migrator.ts'
 import { buildServer, type ServerOptions } from './core/http/build-server.ts'
-import { answerWhileMigrating } from './core/http/migrating.ts'
+import { holdPort, type PortHolder } from './core/http/port-holder.ts'
 import { installMetrics } from './core/metrics/http-metrics.ts'
 import { createPrometheusMetrics, noMetrics } from './core/metrics/registry.ts'
 import { installRuntimeMetrics } from './core/metrics/runtime-metrics.ts'
@@ -39,10 +41,11 @@ export interface AppDeps {
   /** Where log lines go instead of the standard output. */
   logStream?: NodeJS.WritableStream
   /**
-   * While migrations run, answer on this address (`/readyz` 503 naming them) instead of refusing
-   * connections; `triad serve` passes its own, and listens there as soon as this returns.
+   * The port `triad serve` holds from its first moment (`holdPortWhileStarting`): while the
+   * database is unreachable or migrations run, its `/readyz` names which, and an unreachable
+   * database is waited for instead of ending the start.
    */
-  answerWhileMigrating?: { port: number; host: string }
+  holder?: PortHolder
   /** How migrations run (tests hold them to see readiness meanwhile); `migrateServices` by default. */
   migrate?: (database: Database, names: readonly ServiceName[]) => Promise<void>
 }
@@ -52,16 +55,14 @@ export async function migrateServices(database: Database, names: readonly Servic
   for (const name of names) await migrateToLatest(database.db, name, (await serviceLoaders[name]()).migrations)
 }
 
-/**
- * Builds the HTTP application: the core (health, docs, errors, body parsing) and the
- * services named in `config.core.services`, on one database. Tests and `triad serve` both
- * use it; it does not listen.
- */
-export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
-  const ownsDatabase = deps.database === undefined
-  const database = deps.database ?? (await createDb(config.core.databaseUrl))
-  const services = await Promise.all(config.core.services.map(async (name) => [name, await serviceLoaders[name]()] as const))
-  const serverOptions: ServerOptions = {
+type LoadedService = readonly [ServiceName, Services[ServiceName]]
+
+async function loadServices(config: Config): Promise<LoadedService[]> {
+  return Promise.all(config.core.services.map(async (name) => [name, await serviceLoaders[name]()] as const))
+}
+
+function serverOptionsFor(config: Config, services: LoadedService[], deps: Pick<AppDeps, 'prettyLogs' | 'logStream'>): ServerOptions {
+  return {
     logLevel: config.core.logLevel,
     prettyLogs: deps.prettyLogs,
     logStream: deps.logStream,
@@ -72,15 +73,58 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     formats: Object.assign({}, ...services.map(([, service]) => service.formats ?? {})),
     unclaimedErrorBody: services.length === 1 ? services[0]?.[1].unclaimedErrorBody : undefined,
   }
-  try {
-    if (!deps.skipMigrations) {
-      const meanwhile = deps.answerWhileMigrating ? await answerWhileMigrating({ ...deps.answerWhileMigrating, server: serverOptions }) : undefined
-      try {
-        await (deps.migrate ?? migrateServices)(database, config.core.services)
-      } finally {
-        await meanwhile?.close()
-      }
+}
+
+/**
+ * Listens on `address` at once, before the database is opened: until `buildApp` hands the socket
+ * to the app, `/healthz` answers, `/readyz` fails naming what the start waits for, and every
+ * other path answers 503 in its service's body (core/http/port-holder.ts).
+ */
+export async function holdPortWhileStarting(
+  config: Config,
+  address: { port: number; host: string },
+  deps: Pick<AppDeps, 'prettyLogs' | 'logStream'> = {},
+): Promise<PortHolder> {
+  const services = await loadServices(config)
+  const owners = services.map(([, service]) => ({ prefixes: service.paths, errorBody: service.errorBody }))
+  return holdPort({ ...address, server: serverOptionsFor(config, services, deps), owners })
+}
+
+/** Waits between attempts to reach the database at start: 0.1 s doubling to 2 s. */
+const startRetryMs = (attempt: number) => Math.min(2000, 100 * 2 ** attempt)
+
+/**
+ * Runs the migrations; with a holder, a database that cannot be reached is tried again (with
+ * back-off, forever: the operator sees it in `/readyz` and the log) rather than ending the start.
+ */
+async function migrateWhenReachable(database: Database, config: Config, deps: AppDeps): Promise<void> {
+  const migrate = deps.migrate ?? migrateServices
+  for (let attempt = 0; ; attempt++) {
+    try {
+      deps.holder?.setState({ check: 'migrations', state: 'running' })
+      await migrate(database, config.core.services)
+      return
+    } catch (error) {
+      if (!deps.holder || !isDatabaseUnreachable(error)) throw error
+      deps.holder.setState({ check: 'database', state: 'unreachable' })
+      if (attempt % 10 === 0) deps.holder.log.warn({ err: error }, 'starting: the database is unreachable; trying again')
+      await sleep(startRetryMs(attempt))
     }
+  }
+}
+
+/**
+ * Builds the HTTP application: the core (health, docs, errors, body parsing) and the
+ * services named in `config.core.services`, on one database. Tests and `triad serve` both
+ * use it; it does not listen.
+ */
+export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
+  const ownsDatabase = deps.database === undefined
+  const database = deps.database ?? (await createDb(config.core.databaseUrl))
+  const services = await loadServices(config)
+  const serverOptions = serverOptionsFor(config, services, deps)
+  try {
+    if (!deps.skipMigrations) await migrateWhenReachable(database, config, deps)
   } catch (error) {
     if (ownsDatabase) await database.destroy()
     throw error

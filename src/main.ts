@@ -1,4 +1,4 @@
-import { buildApp, migrateServices } from './app.ts'
+import { buildApp, holdPortWhileStarting, migrateServices } from './app.ts'
 import { ConfigError, type Config, loadConfig } from './config.ts'
 import { backupCommand, restoreCommand } from './core/cli/backup.ts'
 import { type CliOutput, type Command, type CommandGroup, runCommand, UsageError } from './core/cli/command.ts'
@@ -46,10 +46,18 @@ function serveCommand(getConfig: () => Config): Command {
       const host = typeof args.values.host === 'string' ? args.values.host : base.core.host
       const config = withServices(base, servicesFrom(base, args.values.only))
       const lifecycle = createLifecycle()
-      // Port 0 picks a new port at each listen: nothing to hold while migrating.
-      const answerWhileMigrating = port === 0 ? undefined : { port, host }
-      const app = await buildApp(config, { prettyLogs: process.stdout.isTTY, lifecycle, answerWhileMigrating })
-      const address = await listenUntilSignalled(app, lifecycle, { port, host, timeoutMs: config.core.shutdownTimeoutMs })
+      const prettyLogs = process.stdout.isTTY
+      // From here to shutdown the port never refuses a connection: the holder answers "starting"
+      // until the app takes its socket over.
+      const holder = await holdPortWhileStarting(config, { port, host }, { prettyLogs })
+      let app: Awaited<ReturnType<typeof buildApp>>
+      try {
+        app = await buildApp(config, { prettyLogs, lifecycle, holder })
+      } catch (error) {
+        await holder.close()
+        throw error
+      }
+      const address = await listenUntilSignalled(app, lifecycle, { holder, timeoutMs: config.core.shutdownTimeoutMs })
       app.log.info(`serving ${config.core.services.join(', ')} on ${address} (docs at ${address}/docs)`)
       // Under `npm start` (or the launcher), leave with the process that started us.
       if (startedByWrapper()) followParent()

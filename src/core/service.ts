@@ -36,6 +36,13 @@ export interface ServiceDefinition<TConfig, TExtra = Record<string, never>> {
   name: string
   migrations: MigrationSet
   plugin(deps: ServiceBase & { config: TConfig } & Partial<TExtra>): FastifyPluginAsync
+  /**
+   * The path prefixes its routes live under, and its error body: before the routes exist (while
+   * the instance starts) a request under these prefixes is still answered in this body.
+   * test/core/starting.test.ts checks every route falls under its service's prefixes.
+   */
+  paths: readonly string[]
+  errorBody: ErrorBodyFormatter
   /** String formats its schemas name (`format: 'iban'`), checked with every other field of a request. */
   formats?: Record<string, (value: string) => boolean>
   /**

@@ -9,46 +9,6 @@ import { buildTestApp, createTestDatabase, secretStoreOf, testConfig } from '../
 import { freePort } from '../helpers/free-port.ts'
 
 describe('readiness', () => {
-  it('holds the port while migrations run: /healthz answers, /readyz and every other path 503 naming the migrations', async (t) => {
-    const database = await createTestDatabase(t)
-    const port = await freePort()
-    const config = testConfig({ TRIAD_SERVICES: 'payments' })
-    const clock = createManualClock()
-    let release = () => {}
-    let started = () => {}
-    const migrating = new Promise<void>((resolve) => (started = resolve))
-    const held = new Promise<void>((resolve) => (release = resolve))
-    const building = buildApp(config, {
-      database,
-      clock,
-      ids: createIdGenerator(clock),
-      secrets: createSecrets(secretStoreOf(database), clock),
-      answerWhileMigrating: { port, host: '127.0.0.1' },
-      migrate: async (db, names) => {
-        started()
-        await held
-        const { migrateServices } = await import('../../src/app.ts')
-        await migrateServices(db, names)
-      },
-    })
-    await migrating
-    const base = `http://127.0.0.1:${port}`
-    const ready = await fetch(`${base}/readyz`)
-    assert.equal(ready.status, 503)
-    const body = (await ready.json()) as { error: { details: unknown } }
-    assert.deepEqual(body.error.details, [{ check: 'migrations', state: 'running' }])
-    assert.equal(ready.headers.get('retry-after'), '5')
-    assert.equal((await fetch(`${base}/healthz`)).status, 200)
-    assert.equal((await fetch(`${base}/apps`, { method: 'POST' })).status, 503)
-    release()
-    const app = await building
-    t.after(() => app.close())
-    await app.listen({ port, host: '127.0.0.1' })
-    const after = await fetch(`${base}/readyz`)
-    assert.equal(after.status, 200)
-    assert.deepEqual(await after.json(), { status: 'ready', database: database.dialect, checks: { shutdown: 'ok', database: 'ok' } })
-  })
-
   it('fails with 503 naming the database when it is unreachable, while /healthz stays up', async (t) => {
     const database = await createTestDatabase(t)
     const { app } = await buildTestApp(t, { database })

@@ -30,3 +30,18 @@ export function isRetryableConflict(error: unknown): boolean {
   const { code, errcode } = driverError(error)
   return code === '40001' || code === '40P01' || errcode === SQLITE_BUSY
 }
+
+/** Errors of reaching the database at all (refused, reset, unknown host, timed out connecting). */
+const UNREACHABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE'])
+
+/**
+ * The database could not be reached, or dropped the connection: a fault of the network or of the
+ * server (PostgreSQL starting up or shutting down: class 57P, connection exceptions: class 08),
+ * not of the statement.
+ */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  const { code } = driverError(error)
+  if (typeof code === 'string' && (UNREACHABLE_ERRNO.has(code) || code.startsWith('08') || code.startsWith('57P'))) return true
+  const message = error instanceof Error ? error.message : ''
+  return /Connection terminated|timeout exceeded when trying to connect|not queryable/.test(message)
+}

@@ -28,7 +28,7 @@ export interface ServerOptions {
 }
 
 /** The core's own error body, for paths no service owns. */
-const coreErrorBody: ErrorBodyFormatter = (error, request) => ({
+export const coreErrorBody: ErrorBodyFormatter = (error, request) => ({
   error: {
     code: error.code,
     message: error.message,

@@ -4,6 +4,7 @@ import type { IncomingMessage, Server } from 'node:http'
 import type { Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Lifecycle } from './lifecycle.ts'
+import type { PortHolder } from './port-holder.ts'
 
 /** A connection that arrives this long after the previous one ends the drain of the backlog. */
 const QUIET_MS = 150
@@ -30,7 +31,7 @@ const SILENT_MAX_MS = 2000
 export async function listenUntilSignalled(
   app: FastifyInstance,
   lifecycle: Lifecycle,
-  options: { port: number; host: string; timeoutMs: number },
+  options: ({ port: number; host: string } | { holder: PortHolder }) & { timeoutMs: number },
 ): Promise<string> {
   const silent = trackSilentConnections(app.server)
   app.addHook('onSend', (_request, reply, payload, done) => {
@@ -72,7 +73,7 @@ export async function listenUntilSignalled(
       process.exit(1)
     },
   })
-  return app.listen({ port: options.port, host: options.host })
+  return 'holder' in options ? options.holder.handOver(app) : app.listen({ port: options.port, host: options.host })
 }
 
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const

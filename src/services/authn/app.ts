@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { ServiceDefinition } from '../../core/service.ts'
 import { authnCommands } from './cli.ts'
 import type { AuthnConfig } from './config.ts'
-import { installDspaceErrors } from './errors.ts'
+import { dspaceErrorBody, installDspaceErrors } from './errors.ts'
 import { migrations } from './migrations/index.ts'
 import { installAuthentication } from './modules/auth-context/index.ts'
 import { installCors } from './modules/cors/index.ts'
@@ -35,6 +35,9 @@ export interface AuthnProviders {
 export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
   name: 'authn',
   migrations,
+  // DSpace serves the same API at /api and, behind its usual proxy layout, /server/api.
+  paths: ['/api', '/server/api'],
+  errorBody: dspaceErrorBody(() => new Date()),
   commands: authnCommands,
   plugin: (deps) => async (app) => {
     const { config, clock } = deps
@@ -55,8 +58,7 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
     const isAllowedRedirect = createRedirectGuard(config.allowedOrigins)
 
     await app.register(cookie)
-    // DSpace serves the same API at /api and, behind its usual proxy layout, /server/api.
-    for (const prefix of ['/api', '/server/api']) {
+    for (const prefix of authnService.paths) {
       await app.register(
         async (scope: FastifyInstance) => {
           installDspaceErrors(scope, () => clock.now())

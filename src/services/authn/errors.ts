@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import type { ErrorBodyFormatter } from '../../core/errors/normalize.ts'
 import { STATUS_CODES } from 'node:http'
 import { AppError } from '../../core/errors/app-error.ts'
 import { CORE_ERROR_STATUS } from '../../core/errors/codes.ts'
@@ -8,14 +9,18 @@ import { installErrorHandling } from '../../core/errors/error-handler.ts'
  * DSpace's error body (Spring Boot's): `{timestamp, status, error, message, path}`, never a
  * stack trace; 5xx messages are already made generic by the core normaliser.
  */
-export function installDspaceErrors(app: FastifyInstance, clockNow: () => Date): void {
-  installErrorHandling(app, (error, request) => ({
+export function dspaceErrorBody(clockNow: () => Date): ErrorBodyFormatter {
+  return (error, request) => ({
     timestamp: clockNow().toISOString(),
     status: error.status,
     error: STATUS_CODES[error.status] ?? 'Error',
     message: error.message,
     path: request.url.split('?')[0],
-  }))
+  })
+}
+
+export function installDspaceErrors(app: FastifyInstance, clockNow: () => Date): void {
+  installErrorHandling(app, dspaceErrorBody(clockNow))
 }
 
 /**

@@ -16,6 +16,8 @@ import { pageRoutes } from './modules/page/index.ts'
 export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & ConversationProviders> = {
   name: 'avatar',
   migrations,
+  paths: ['/v1', '/health', '/ws', '/avatar'],
+  errorBody: formatAvatarError,
   // Served alone, the avatar owns the whole server: `/ws-x` or `/anything` answer `{detail}` too.
   unclaimedErrorBody: formatAvatarError,
   plugin: (deps) => async (app) => {

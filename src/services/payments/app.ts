@@ -28,6 +28,8 @@ export type { PaymentsExtra }
 export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> = {
   name: 'payments',
   migrations,
+  paths: ['/apps', '/me', '/merchants', '/identities', '/transactions', '/cards', '/lines', '/disputes', '/frauds', '/vault', '/payments', '/pos', '/dashboard'],
+  errorBody: formatPaymentsError,
   formats: PAYMENTS_FORMATS,
   commands: paymentsCommands,
   plugin: (deps) => async (app) => {
