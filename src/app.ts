@@ -14,7 +14,7 @@ import { createPrometheusMetrics, noMetrics } from './core/metrics/registry.ts'
 import { installRuntimeMetrics } from './core/metrics/runtime-metrics.ts'
 import { telemetryHooks } from './core/telemetry/hooks.ts'
 import { healthRoutes } from './core/http/health.ts'
-import { createLifecycle, type Lifecycle } from './core/http/lifecycle.ts'
+import { createLifecycle, installLifecycleHooks, type Lifecycle } from './core/http/lifecycle.ts'
 import { createIdGenerator, type IdGenerator } from './core/ids.ts'
 import { packageInfo } from './core/version.ts'
 import type { Secrets } from './core/security/keyring.ts'
@@ -146,6 +146,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   }
 
   const app = await buildServer(serverOptions)
+  installLifecycleHooks(app, lifecycle)
   if (redis) {
     // ioredis reconnects by itself and reports each failed attempt as an error event (printed
     // to the console when nobody listens); readiness and the rate-limit stores say what it

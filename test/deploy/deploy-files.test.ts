@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { parse } from 'yaml'
 import { configSchemas, loadConfig } from '../../src/config.ts'
 import { parseDuration } from '../../src/core/config/duration.ts'
-import { freePort } from '../helpers/free-port.ts'
+import { hasCommand, startNginx } from '../helpers/nginx.ts'
 import { startTriadProcess } from '../helpers/triad-process.ts'
 
 // The files of deploy/ cannot be run here (no docker, no systemd as PID 1): they are parsed and
@@ -18,7 +18,6 @@ import { startTriadProcess } from '../helpers/triad-process.ts'
 const root = new URL('../../', import.meta.url).pathname
 const read = (path: string) => readFileSync(join(root, path), 'utf8')
 const configKeys = new Set(configSchemas.flatMap((schema) => Object.keys(schema.properties as object)))
-const hasCommand = (name: string) => spawnSync('sh', ['-c', `command -v ${name}`]).status === 0
 
 interface ComposeService {
   build?: { context: string; dockerfile: string }
@@ -148,31 +147,9 @@ describe('deploy/nginx.conf in front of two Triad processes', { timeout: 480_000
   it('spreads requests round robin, streams events unbuffered and passes WebSockets', { timeout: 480_000 }, async (t) => {
     const env = { TRIAD_SERVICES: 'avatar', AVATAR_MOCK_TOKEN_DELAY: '150ms', AVATAR_RATE_LIMIT: '0', LOG_LEVEL: 'info', TRUST_PROXY: '127.0.0.1' }
     const [a, b] = await Promise.all([startTriadProcess(t, env), startTriadProcess(t, env)])
-    const port = await freePort()
-    const dir = mkdtempSync(join(tmpdir(), 'triad-nginx-'))
-    const config = read('deploy/nginx.conf')
-      .replace(/listen \d+;/, `listen 127.0.0.1:${port};`)
-      .replace('server triad-a:8080', `server ${new URL(a.base).host}`)
-      .replace('server triad-b:8080', `server ${new URL(b.base).host}`)
-      .replace('worker_processes auto;', 'worker_processes 1;')
-      .replace('http {', `http {\n  access_log off;\n  client_body_temp_path ${dir}/body;\n  proxy_temp_path ${dir}/proxy;`)
-    writeFileSync(join(dir, 'nginx.conf'), config)
-    const globals = `pid ${dir}/nginx.pid; error_log stderr warn; daemon off;`
-    const check = spawnSync('nginx', ['-t', '-p', dir, '-c', join(dir, 'nginx.conf'), '-g', globals], { encoding: 'utf8' })
-    assert.equal(check.status, 0, check.stderr)
-    assert.match(check.stderr, /test is successful/)
-
-    const nginx: ChildProcess = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', globals], { stdio: 'ignore' })
-    t.after(() => {
-      nginx.kill('SIGTERM')
-    })
-    const proxy = `http://127.0.0.1:${port}`
-    for (let tries = 0; ; tries++) {
-      const up = await fetch(`${proxy}/healthz`).then((response) => response.ok, () => false)
-      if (up) break
-      assert.ok(tries < 100, 'nginx did not start')
-      await sleep(100)
-    }
+    const nginx = await startNginx(t, [new URL(a.base).host, new URL(b.base).host])
+    const proxy = nginx.base
+    const port = new URL(proxy).port
 
     // Round robin: ten requests, five to each instance (each logs the path it served).
     for (let index = 0; index < 10; index++) assert.equal((await fetch(`${proxy}/v1/session/rr-${index}/history`)).status, 404)

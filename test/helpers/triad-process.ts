@@ -34,9 +34,9 @@ export interface TriadProcess {
 export async function startTriadProcess(
   t: Cleanup,
   env: Record<string, string> = {},
-  options: { node?: string; detached?: boolean; cwd?: string } = {},
+  options: { node?: string; detached?: boolean; cwd?: string; port?: number } = {},
 ): Promise<TriadProcess> {
-  const port = await freePort()
+  const port = options.port ?? (await freePort())
   const dir = mkdtempSync(join(tmpdir(), 'triad-process-'))
   const child = spawn(options.node ?? process.execPath, [triad, 'serve', '--port', String(port)], {
     env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 't.sqlite')}`, TRIAD_SECRETS_FILE: join(dir, 'secrets.json'), ...env },

@@ -8,6 +8,8 @@ import type { PortHolder } from './port-holder.ts'
 
 /** A connection that arrives this long after the previous one ends the drain of the backlog. */
 const QUIET_MS = 150
+/** Connections still arriving this long after the stop signal come from a proxy that has not noticed. */
+const REFUSE_AFTER_MS = 1000
 /** After the deadline, streams get this long to send their last event before sockets are cut. */
 const LAST_WORDS_MS = 1000
 /** A connection that has sent no request for this long is a preconnect, not a request on its way. */
@@ -18,9 +20,12 @@ const SILENT_MAX_MS = 2000
  * a client already sent lost:
  * 1. readiness fails at once (`/readyz` 503) and every response asks its client to close the
  *    connection, so load balancers and keep-alive clients move on;
- * 2. the server keeps accepting until no connection has arrived for QUIET_MS (bounded by half
- *    the grace period): closing the listening socket earlier would reset the connections still
- *    waiting in its backlog;
+ * 2. the server keeps accepting until no connection has arrived for QUIET_MS: closing the
+ *    listening socket earlier would reset the connections still waiting in its backlog. If new
+ *    connections still arrive after REFUSE_AFTER_MS (a proxy that has not noticed), new requests
+ *    are answered 503 unprocessed (`lifecycle.refusing`) until they stop, which a proxy that
+ *    resends such 503s turns into its cue to stop choosing this instance (bounded by half the
+ *    grace period);
  * 3. it stops listening and waits for every request to finish, streamed replies included,
  *    closing connections as they fall idle;
  * 4. at `timeoutMs` what still runs is told to stop (`lifecycle.deadline`: a stream sends an
@@ -34,10 +39,6 @@ export async function listenUntilSignalled(
   options: ({ port: number; host: string } | { holder: PortHolder }) & { timeoutMs: number },
 ): Promise<string> {
   const silent = trackSilentConnections(app.server)
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (lifecycle.draining) reply.header('connection', 'close')
-    done(null, payload)
-  })
   let signal: NodeJS.Signals | undefined
   const grace = closeWithGrace({ delay: options.timeoutMs + 2 * LAST_WORDS_MS, skip: [...STOP_SIGNALS] }, async ({ err }) => {
     lifecycle.startDraining()
@@ -54,7 +55,15 @@ export async function listenUntilSignalled(
       lifecycle.endGrace()
       setTimeout(() => server.closeAllConnections(), LAST_WORDS_MS).unref()
     }, options.timeoutMs)
-    await acceptUntilQuiet(server, silent, options.timeoutMs / 2)
+    if (!(await acceptUntilQuiet(server, silent, REFUSE_AFTER_MS))) {
+      // Still sent new connections: a proxy in front (open-source nginx has no active health
+      // checks) keeps choosing this instance, and closing now would reset what it sends next.
+      // New requests are answered 503 unprocessed: the proxy sends them elsewhere and stops
+      // choosing this instance, and the quiet comes.
+      app.log.info(`new requests still arriving after ${REFUSE_AFTER_MS} ms: answering them 503 unprocessed until they stop`)
+      lifecycle.startRefusing()
+      await acceptUntilQuiet(server, silent, options.timeoutMs / 2 - REFUSE_AFTER_MS)
+    }
     const sweep = setInterval(() => server.closeIdleConnections(), 100)
     try {
       await app.close()
@@ -125,12 +134,13 @@ function trackSilentConnections(server: Server): { newest(): number | undefined 
 }
 
 /**
- * Resolves once no connection has arrived for QUIET_MS and every connection has sent its request
- * (or stayed silent for SILENT_MAX_MS), or after `maxMs`.
+ * Resolves true once no connection has arrived for QUIET_MS and every connection has sent its
+ * request (or stayed silent for SILENT_MAX_MS); false if that has not happened within `maxMs`.
  */
-async function acceptUntilQuiet(server: Server, silent: { newest(): number | undefined }, maxMs: number): Promise<void> {
+async function acceptUntilQuiet(server: Server, silent: { newest(): number | undefined }, maxMs: number): Promise<boolean> {
   const started = performance.now()
   let last = started
+  const quiet = () => performance.now() - last >= QUIET_MS && performance.now() - (silent.newest() ?? 0) >= SILENT_MAX_MS
   const onConnection = () => {
     last = performance.now()
   }
@@ -142,7 +152,8 @@ async function acceptUntilQuiet(server: Server, silent: { newest(): number | und
       // while connections wait in the backlog, unaccepted; closing then would reset them. The
       // check runs after the poll phase (setImmediate), once those have been accepted.
       await new Promise((resolve) => setImmediate(resolve))
-    } while ((performance.now() - last < QUIET_MS || performance.now() - (silent.newest() ?? 0) < SILENT_MAX_MS) && performance.now() - started < maxMs)
+    } while (!quiet() && performance.now() - started < maxMs)
+    return quiet()
   } finally {
     server.off('connection', onConnection)
   }
