@@ -6,7 +6,7 @@
 // p99 vs the baseline before the cut), how soon the operator channel answers 503, what /readyz and
 // triad_redis_up said, and how soon after Redis's return the limiter counts in Redis again and
 // the channel delivers.
-//   node bench/redis-outage.ts                     baseline 10 s, outage 45 s, recovery 5 s
+//   node bench/redis-outage.ts                     warm-up 3 s, baseline 10 s, outage 45 s, recovery 5 s
 //   node bench/redis-outage.ts --outage 10 --baseline 5 --connections 16
 //   node bench/redis-outage.ts --smoke             a few seconds (CI), no targets asserted
 // Needs Redis on 127.0.0.1:6379 (TEST_REDIS_URL to change it); writes only the limiter's keys.
@@ -28,6 +28,7 @@ const { values } = parseArgs({
 const outageS = smoke ? 3 : Number(values.outage)
 const baselineS = smoke ? 2 : Number(values.baseline)
 const recoveryS = smoke ? 3 : Number(values.recovery)
+const warmUpS = smoke ? 1 : 3
 const connections = Number(values.connections)
 const command = `node bench/redis-outage.ts${smoke ? ' --smoke' : ''}`
 const redisUrl = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379')
@@ -63,8 +64,9 @@ try {
     'payments GET /me': () => fetch(`${url}/me`, { headers: { authorization: basicAuth(key) } }),
     'avatar POST /v1/chat': () => fetch(`${url}/v1/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userText: 'hi' }) }),
   }
-  type Phase = 'baseline' | 'outage' | 'recovery'
-  let phase: Phase = 'baseline'
+  // Warm-up first (a fresh process's first seconds are slower), not counted.
+  type Phase = 'warm-up' | 'baseline' | 'outage' | 'recovery'
+  let phase: Phase = 'warm-up'
   let running = true
   const latencies = new Map<string, number[]>()
   let failures = 0
@@ -131,6 +133,8 @@ try {
   const scrapeUp = async () => /^triad_redis_up (\d)$/m.exec(await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text())?.[1]
   const limiterKey = () => `triad:payments:rl:${Math.floor(Date.now() / 60_000) * 60_000}:key:${hashKey(key)}`
 
+  await sleep(warmUpS * 1000)
+  phase = 'baseline'
   await sleep(baselineS * 1000)
   const upBefore = await scrapeUp()
   phase = 'outage'
@@ -157,7 +161,7 @@ try {
   page.abort()
   await listening
 
-  console.log(`Redis cut for ${outageS} s under ${connections} clients (baseline ${baselineS} s before, recovery ${recoveryS} s after), one Triad process on SQLite`)
+  console.log(`Redis cut for ${outageS} s under ${connections} clients (baseline ${baselineS} s before after ${warmUpS} s of warm-up, recovery ${recoveryS} s after), one Triad process on SQLite`)
   const rows: Array<[string, number, number]> = []
   for (const route of Object.keys(routes)) {
     const before = latencies.get(`${route} baseline`) ?? []
