@@ -70,7 +70,10 @@ try {
   let running = true
   const latencies = new Map<string, number[]>()
   let failures = 0
-  const record = (route: string, at: Phase, value: number) => {
+  let downAt = Infinity
+  const slowestOutage = { ms: 0, startedAfterCut: 0 }
+  const record = (route: string, at: Phase, value: number, started: number) => {
+    if (at === 'outage' && value > slowestOutage.ms) Object.assign(slowestOutage, { ms: value, startedAfterCut: started - downAt })
     const name = `${route} ${at}`
     const list = latencies.get(name) ?? []
     list.push(value)
@@ -85,7 +88,7 @@ try {
       const response = await routes[route]()
       await response.arrayBuffer()
       if (response.status !== 200 || !response.headers.get('x-ratelimit-limit')) failures++
-      else record(route, at, performance.now() - started)
+      else record(route, at, performance.now() - started, started)
     }
   })
 
@@ -138,7 +141,7 @@ try {
   await sleep(baselineS * 1000)
   const upBefore = await scrapeUp()
   phase = 'outage'
-  const downAt = performance.now()
+  downAt = performance.now()
   await proxy.down()
   const upAfterFault = await scrapeUp()
   await sleep(outageS * 1000)
@@ -174,7 +177,7 @@ try {
         `max during the outage ${ms(Math.max(...during))} (${before.length} and ${during.length} requests)`,
     )
   }
-  console.log(`  requests failed or not limited: ${failures}`)
+  console.log(`  requests failed or not limited: ${failures}; the slowest during the outage (${ms(slowestOutage.ms)}) was sent ${ms(slowestOutage.startedAfterCut)} after the cut`)
   const firstRefused = acts.find((act) => act.at >= downAt && act.status === 503)
   const refused = acts.filter((act) => act.at >= downAt && act.at < upAt)
   const refusedSlowest = Math.max(...refused.map((act) => act.latency))
