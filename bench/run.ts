@@ -59,6 +59,7 @@ const benchmarks: Benchmark[] = [
   { name: 'metrics-overhead', file: 'bench/metrics-overhead.ts', args: ['--profile'], smokeArgs: ['--smoke'] },
   { name: 'growth', file: 'bench/growth.ts', smokeArgs: ['--smoke'] },
   { name: 'scaling', file: 'bench/scaling.ts', smokeArgs: ['--smoke'] },
+  { name: 'redis-outage', file: 'bench/redis-outage.ts', smokeArgs: ['--smoke'] },
   { name: 'peer', file: 'bench/peer/run.ts', smokeArgs: ['--quick'], unavailable: peerUnavailable },
 ]
 

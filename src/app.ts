@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify'
-import { Redis } from 'ioredis'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Config } from './config.ts'
 import { type Clock, systemClock } from './core/clock.ts'
@@ -16,6 +15,7 @@ import { telemetryHooks } from './core/telemetry/hooks.ts'
 import { healthRoutes } from './core/http/health.ts'
 import { createLifecycle, installLifecycleHooks, type Lifecycle } from './core/http/lifecycle.ts'
 import { createIdGenerator, type IdGenerator } from './core/ids.ts'
+import { connectRedis, createRedis } from './core/redis.ts'
 import { packageInfo } from './core/version.ts'
 import type { Secrets } from './core/security/keyring.ts'
 import { openConfiguredSecrets, unsuppliedSecretsWarning } from './core/security/secrets.ts'
@@ -130,7 +130,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     throw error
   }
   const clock = deps.clock ?? systemClock
-  const redis = config.core.redisUrl ? new Redis(config.core.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 }) : undefined
+  // Fail-fast options (core/redis.ts): no request ever waits for Redis to come back.
+  const redis = config.core.redisUrl ? createRedis(config.core.redisUrl) : undefined
   const lifecycle = deps.lifecycle ?? createLifecycle()
   const secrets = deps.secrets ?? openConfiguredSecrets(config.core, clock)
   const metrics = config.core.metrics.enabled ? createPrometheusMetrics() : undefined
@@ -152,11 +153,21 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     // to the console when nobody listens); readiness and the rate-limit stores say what it
     // means, so this logs it once a minute at most.
     let loggedAt = -Infinity
+    let lost = false
     redis.on('error', (error: Error) => {
+      lost = true
       if (performance.now() - loggedAt < 60_000) return
       loggedAt = performance.now()
-      app.log.warn({ err: error }, 'redis unreachable (ioredis keeps reconnecting)')
+      app.log.warn({ err: error }, 'redis unreachable (ioredis keeps reconnecting; rate limits count in memory, the operator channel answers 503)')
     })
+    redis.on('ready', () => {
+      if (lost) app.log.info('redis reachable again')
+      lost = false
+      loggedAt = -Infinity
+    })
+    // The first connection gets a moment before the app serves (so the first requests count in
+    // Redis), never more: without Redis the app starts in its degraded mode.
+    app.addHook('onReady', async () => connectRedis(redis, 1000))
   }
   if (metrics) {
     installMetrics(app, metrics, config.core.metrics)

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis'
 import { sql } from 'kysely'
 import type { Database } from '../db/create-db.ts'
 import { coreError } from '../errors/codes.ts'
+import { redisNotReady, redisReady } from '../redis.ts'
 import { within } from '../timeout.ts'
 import type { Lifecycle } from './lifecycle.ts'
 
@@ -15,7 +16,7 @@ const CheckState = Type.String({ description: 'ok, or why the check failed (unre
 const ReadySchema = Type.Object({
   status: Type.String({ description: 'ready' }),
   database: Type.String({ description: 'the dialect: sqlite or postgres' }),
-  checks: Type.Record(Type.String(), CheckState, { description: 'each check and its state: database, redis (when configured), shutdown' }),
+  checks: Type.Record(Type.String(), CheckState, { description: 'each check and its state: database, redis (when configured; unreachable does not fail readiness), shutdown' }),
 })
 
 /** One failed readiness check, in the details of the 503. */
@@ -40,8 +41,9 @@ export interface HealthOptions {
 
 /**
  * `/healthz`: the process answers (no I/O: a liveness probe must not fail because a dependency
- * did). `/readyz`: it should be sent traffic: not stopping, its database answers, and Redis
- * answers when configured; a 503 names each check that failed. Migrations run before this app
+ * did). `/readyz`: it should be sent traffic: not stopping, its database answers; Redis, when
+ * configured, is reported in `checks` but does not fail it (see below); a 503 names each check
+ * that failed. Migrations run before this app
  * exists; while they do, `answerWhileMigrating` holds the port and fails readiness.
  */
 export async function healthRoutes(app: FastifyInstance, options: HealthOptions): Promise<void> {
@@ -55,8 +57,10 @@ export async function healthRoutes(app: FastifyInstance, options: HealthOptions)
     {
       schema: {
         tags: ['health'],
-        summary: 'The instance should receive traffic: not stopping, its database and Redis (when configured) answer',
-        description: 'A 503 names the checks that failed in its details: migrations running, database or redis unreachable, shutdown draining.',
+        summary: 'The instance should receive traffic: not stopping, its database answers (Redis is reported, not required)',
+        description:
+          'A 503 names the checks that failed in its details: migrations running, database unreachable, shutdown draining. ' +
+          '`checks.redis` (when REDIS_URL is set) is `ok` or `unreachable`; an unreachable Redis leaves the answer 200, since rate limits then count in memory.',
         response: { 200: ReadySchema },
       },
     },
@@ -66,16 +70,20 @@ export async function healthRoutes(app: FastifyInstance, options: HealthOptions)
       const checks: Record<string, string> = { shutdown: 'ok' }
       const [databaseResult, redisResult] = await Promise.allSettled([
         within(sql`select 1`.execute(database.db), CHECK_TIMEOUT_MS, 'the database'),
-        redis ? within(redis.ping(), CHECK_TIMEOUT_MS, 'Redis') : Promise.resolve(),
+        // Not connected is unreachable at once (nothing waits for ioredis's reconnect cycle).
+        redis ? (redisReady(redis) ? within(redis.ping(), CHECK_TIMEOUT_MS, 'Redis') : Promise.reject(redisNotReady(redis))) : Promise.resolve(),
       ])
       if (databaseResult.status === 'rejected') {
         request.log.warn({ err: databaseResult.reason }, 'readiness: database unreachable')
         failed.push({ check: 'database', state: 'unreachable' })
       } else checks.database = 'ok'
       if (redis) {
+        // Reported, never failed on: every use of Redis has a documented way to go on without it
+        // (rate limits count in memory, the operator channel answers 503), and Redis is shared, so
+        // failing here would take every instance out at once for a fault none of them can mend.
         if (redisResult.status === 'rejected') {
-          request.log.warn({ err: redisResult.reason }, 'readiness: redis unreachable')
-          failed.push({ check: 'redis', state: 'unreachable' })
+          request.log.warn({ err: redisResult.reason }, 'readiness: redis unreachable (reported, not failed on)')
+          checks.redis = 'unreachable'
         } else checks.redis = 'ok'
       }
       if (failed.length > 0) throw notReady(failed)

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Clock } from '../clock.ts'
+import { redisNotReady, redisReady } from '../redis.ts'
 
 /** A limit of `limit` requests per fixed window of `windowMs`. */
 export interface RateLimitRule {
@@ -56,9 +57,21 @@ export interface RateLimiterOptions extends RateLimitRule {
   redis?: Redis
   /** Namespaces the Redis keys (one per service and rule). */
   prefix: string
-  /** Called when Redis fails; the request is then allowed (a limiter must not take the API down). */
+  /**
+   * Called when Redis fails after answering (once per outage, not per request); requests are
+   * then counted in this instance's memory (a limiter must not take the API down).
+   */
   onStoreError?: (error: unknown) => void
+  /** Called when Redis counts again after `onStoreError`. */
+  onStoreRecovered?: () => void
 }
+
+/**
+ * After Redis failed to count a request, the next this long are counted in memory without
+ * asking it: a Redis that hangs rather than refuses costs one command timeout a second, not one
+ * per request. Short, so counting goes back to Redis within a second of its return.
+ */
+const STORE_RETRY_MS = 250
 
 /** How many in-memory keys to keep before sweeping the ones whose window has passed. */
 const SWEEP_THRESHOLD = 10_000
@@ -102,15 +115,35 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     return Number(count)
   }
 
+  // A small circuit breaker: while Redis is known to be unreachable (not connected, or it failed
+  // within STORE_RETRY_MS), requests are counted in memory at once and nobody waits for it.
+  let failing = false
+  let retryAt = 0
+  const storeFailed = (error: unknown) => {
+    retryAt = performance.now() + STORE_RETRY_MS
+    if (failing) return
+    failing = true
+    options.onStoreError?.(error)
+  }
+
   return {
     async hit(key) {
       const now = clock.now().getTime()
       const windowStart = Math.floor(now / windowMs) * windowMs
-      if (!redis) return result(hitMemory(key, windowStart), windowStart, now)
+      if (!redis || (failing && performance.now() < retryAt)) return result(hitMemory(key, windowStart), windowStart, now)
+      if (!redisReady(redis)) {
+        storeFailed(redisNotReady(redis))
+        return result(hitMemory(key, windowStart), windowStart, now)
+      }
       try {
-        return result(await hitRedis(redis, key, windowStart), windowStart, now)
+        const count = await hitRedis(redis, key, windowStart)
+        if (failing) {
+          failing = false
+          options.onStoreRecovered?.()
+        }
+        return result(count, windowStart, now)
       } catch (error) {
-        options.onStoreError?.(error)
+        storeFailed(error)
         return result(hitMemory(key, windowStart), windowStart, now)
       }
     },

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis'
 import { Gauge } from 'prom-client'
 import { boundHistogram } from './bound-series.ts'
 import type { Database } from '../db/create-db.ts'
+import { redisReady } from '../redis.ts'
 import { within } from '../timeout.ts'
 import { LATENCY_BUCKETS, type PrometheusMetrics } from './registry.ts'
 
@@ -58,21 +59,42 @@ export function installRuntimeMetrics(metrics: PrometheusMetrics, deps: { databa
     void pool
   }
   if (redis) {
-    const up = new Gauge({ name: 'triad_redis_up', help: '1 when Redis answered PING at the last scrape, else 0', registers: [metrics.registry] })
-    new Gauge({
-      name: 'triad_redis_round_trip_seconds',
-      help: 'Time Redis took to answer PING at the last scrape (absent while it does not answer)',
-      registers: [metrics.registry],
-      async collect() {
+    // One PING per scrape, shared by both gauges: each awaits it in its own collect, so both
+    // report this scrape's answer (the up gauge used to be read before the PING settled, and so
+    // reported the previous scrape's). Not connected counts as down at once.
+    let scrape: Promise<number | undefined> | undefined
+    const measure = () => {
+      scrape ??= (async () => {
         const started = performance.now()
         try {
+          if (!redisReady(redis)) return undefined
           await within(redis.ping(), REDIS_PING_TIMEOUT_MS, 'Redis')
-          this.set((performance.now() - started) / 1000)
-          up.set(1)
+          return (performance.now() - started) / 1000
         } catch {
-          this.reset()
-          up.set(0)
+          return undefined
+        } finally {
+          // The next scrape measures again (both gauges of this one have started awaiting it).
+          setImmediate(() => (scrape = undefined))
         }
+      })()
+      return scrape
+    }
+    new Gauge({
+      name: 'triad_redis_up',
+      help: '1 when Redis answered PING within 1 s at this scrape, else 0',
+      registers: [metrics.registry],
+      async collect() {
+        this.set((await measure()) === undefined ? 0 : 1)
+      },
+    })
+    new Gauge({
+      name: 'triad_redis_round_trip_seconds',
+      help: 'Time Redis took to answer PING at this scrape (absent while it does not answer)',
+      registers: [metrics.registry],
+      async collect() {
+        const seconds = await measure()
+        if (seconds === undefined) this.reset()
+        else this.set(seconds)
       },
     })
   }

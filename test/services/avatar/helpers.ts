@@ -149,11 +149,16 @@ export async function listenToEvents(baseUrl: string, sessionId: string): Promis
       const ready = queue.shift()
       if (ready) return Promise.resolve(ready)
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no event within ${ms} ms`)), ms)
-        waiting.push((event) => {
+        const waiter = (event: Record<string, unknown>) => {
           clearTimeout(timer)
           resolve(event)
-        })
+        }
+        // A wait that timed out takes no later event away from the next one.
+        const timer = setTimeout(() => {
+          waiting.splice(waiting.indexOf(waiter), 1)
+          reject(new Error(`no event within ${ms} ms`))
+        }, ms)
+        waiting.push(waiter)
       })
     },
     close: () => request.destroy(),

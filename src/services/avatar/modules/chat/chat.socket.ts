@@ -28,7 +28,7 @@ export interface ChatSocketOptions {
   heartbeatMs: number
   lifecycle: Lifecycle
   /** The operator channel: its messages for the socket's session go out as frames too. */
-  control: Pick<ControlService, 'subscribe'>
+  control: Pick<ControlService, 'follow'>
 }
 
 /** Close codes (RFC 6455 §7.4.1). */
@@ -192,21 +192,14 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
 
     // Operator messages go out as they come, between a turn's frames if one is running (each is
     // a whole frame, told apart by its type).
-    let stopListening: (() => void) | undefined
-    options.control
-      .subscribe(sessionId, (message) => {
-        if (socket.readyState === socket.OPEN) socket.send(message)
-      })
-      .then(
-        (stop) => {
-          if (socket.readyState === socket.OPEN) stopListening = stop
-          else stop()
-        },
-        (error: unknown) => request.log.warn({ err: error }, 'websocket could not listen to the operator channel'),
-      )
+    // The chat works without the channel: while Redis is unreachable the socket listens as soon
+    // as it returns (and again after each outage).
+    const stopListening = options.control.follow(sessionId, (message) => {
+      if (socket.readyState === socket.OPEN) socket.send(message)
+    })
 
     socket.on('close', () => {
-      stopListening?.()
+      stopListening()
       closed()
       clearInterval(heartbeat)
       closing.signal.removeEventListener('abort', onClosing)

@@ -5,9 +5,13 @@ import type { SessionsService } from '../sessions/index.ts'
 import type { ControlBus } from './control.bus.ts'
 import type { ActBody, ControlEvent, SayBody } from './control.schemas.ts'
 
-/** Redis (the fan-out across instances) failed: a 503 that says so, not an anonymous 500. */
+/**
+ * Redis (the fan-out across instances) failed: a 503 that says so, not an anonymous 500. The
+ * channel fails closed: delivering on this instance alone would answer "delivered" to an
+ * operator whose page may be listening on another.
+ */
 function unreachable(cause: unknown) {
-  return coreError('service_unavailable', 'The operator channel cannot reach Redis right now; try again', { cause })
+  return coreError('service_unavailable', 'The operator channel cannot reach Redis right now; try again', { cause, headers: { 'retry-after': '2' } })
 }
 
 export interface ControlServiceDeps {
@@ -43,6 +47,9 @@ export function createControlService(deps: ControlServiceDeps) {
         ...(body.voice === undefined ? {} : { voice: body.voice }),
         at,
       }
+      // Refused before anything is stored while Redis is known to be gone, so the operator's
+      // retry does not leave the line twice in the history.
+      if (!deps.bus.available()) throw unreachable(undefined)
       // Stored first: a page that reloads on the message finds it in the history.
       await deps.sessions.recordOperator(sessionId, { content: body.text, emotion: event.emotion, action: event.action, at })
       return publish(sessionId, event)
@@ -52,13 +59,18 @@ export function createControlService(deps: ControlServiceDeps) {
       return publish(sessionId, { type: 'act', id: deps.ids.prefixed('opm'), ...body, at: deps.clock.now().toISOString() })
     },
 
-    /** Calls `listener` with each event (as JSON) sent to the session from now on. */
+    /** Calls `listener` with each event (as JSON) sent to the session from now on; 503 when that cannot be promised. */
     async subscribe(sessionId: string, listener: (message: string) => void) {
       try {
         return await deps.bus.subscribe(sessionId, listener)
       } catch (error) {
         throw unreachable(error)
       }
+    },
+
+    /** Like `subscribe`, for a page that works without the channel: listens as soon as, and whenever, it can. */
+    follow(sessionId: string, listener: (message: string) => void): () => void {
+      return deps.bus.follow(sessionId, listener)
     },
   }
 }

@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import { describe, it } from 'node:test'
+import type { FastifyInstance } from 'fastify'
+import WebSocket from 'ws'
+import { connectRedis, createRedis } from '../../src/core/redis.ts'
+import { hashKey } from '../../src/services/payments/modules/apps/index.ts'
+import { buildTestApp } from '../helpers/build-app.ts'
+import { startFaultProxy } from '../helpers/fault-proxy.ts'
+import { listenToEvents } from '../services/avatar/helpers.ts'
+import { basic, createApp } from '../services/payments/helpers.ts'
+
+const REDIS_PORT = Number(new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379').port || 6379)
+const OPERATOR_KEY = 'operator-key-0123456789'
+const METRICS_TOKEN = 'metrics-token-0123456789'
+const operator = { authorization: `Bearer ${OPERATOR_KEY}` }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const started = performance.now()
+  const value = await work()
+  return { ms: performance.now() - started, value }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] ?? 0
+}
+
+async function redisUp(app: FastifyInstance): Promise<string | undefined> {
+  const text = (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body
+  return /^triad_redis_up (\d)$/m.exec(text)?.[1]
+}
+
+/** Polls `check` every 20 ms until it holds; the milliseconds it took, or Infinity past `limitMs`. */
+async function until(check: () => Promise<boolean>, limitMs: number): Promise<number> {
+  const started = performance.now()
+  while (performance.now() - started < limitMs) {
+    if (await check()) return performance.now() - started
+    await sleep(20)
+  }
+  return Infinity
+}
+
+// Redis between Triad and the test through the fault proxy, cut for a few seconds under the
+// requests of a rate-limited payments route and avatar chat, an operator, an event stream and a
+// WebSocket (bench/redis-outage.ts does the same for 45 s under load). Issue 25 item 4.
+describe('Redis down (fault proxy)', () => {
+  it('fails open fast, answers the operator channel 503 at once, stays ready, and recovers within 2 s', { timeout: 60_000 }, async (t) => {
+    const proxy = await startFaultProxy({ port: REDIS_PORT })
+    t.after(() => proxy.close())
+    const direct = createRedis(`redis://127.0.0.1:${REDIS_PORT}`)
+    await connectRedis(direct, 2000)
+    t.after(() => direct.disconnect())
+    const { app, clock } = await buildTestApp(t, {
+      services: ['avatar', 'payments'],
+      env: {
+        REDIS_URL: `redis://${proxy.address}`,
+        AVATAR_RATE_LIMIT: '100000/min',
+        AVATAR_MOCK_TOKEN_DELAY: '0ms',
+        AVATAR_OPERATOR_KEY: OPERATOR_KEY,
+        PAYMENTS_RATE_LIMIT: '100000/min',
+        METRICS_TOKEN,
+      },
+    })
+    const base = `http://127.0.0.1:${(await app.listen({ port: 0, host: '127.0.0.1' }), (app.server.address() as { port: number }).port)}`
+    const me = await createApp(app, 'Outage')
+    const clientAddress = `10.${randomBytes(3).join('.')}`
+    const session = `outage-${randomBytes(4).toString('hex')}`
+    const requests = {
+      payments: () => app.inject({ url: '/me', headers: { authorization: basic(me.key) } }),
+      chat: () => app.inject({ method: 'POST', url: '/v1/chat', payload: { userText: 'hi' }, remoteAddress: clientAddress }),
+    }
+    const windowStart = Math.floor(clock.now().getTime() / 60_000) * 60_000
+    const countedInRedis = async () => Number(await direct.get(`triad:payments:rl:${windowStart}:key:${hashKey(me.key)}`))
+    const sample = async (name: keyof typeof requests, times: number) => {
+      const durations: number[] = []
+      for (let i = 0; i < times; i++) {
+        const { ms, value } = await timed(requests[name])
+        assert.equal(value.statusCode, 200, `${name}: ${value.body}`)
+        assert.ok(value.headers['x-ratelimit-limit'], `${name} went through its limiter`)
+        durations.push(ms)
+      }
+      return durations
+    }
+
+    // Baseline, Redis up: the limiters count in Redis, the page listens, metrics say up at the first scrape.
+    await sample('payments', 5)
+    await sample('chat', 5)
+    const baseline = { payments: await sample('payments', 30), chat: await sample('chat', 30) }
+    assert.ok((await countedInRedis()) >= 35, 'counted in Redis')
+    assert.equal(await redisUp(app), '1')
+    const page = await listenToEvents(base, session)
+    t.after(() => page.close())
+    assert.equal((await app.inject({ method: 'POST', url: `/v1/session/${session}/act`, payload: { action: 'wave' }, headers: operator })).statusCode, 200)
+    assert.equal((await page.next()).action, 'wave')
+
+    await proxy.down()
+
+    // Every request through a limiter: no wait on reconnects, at most ~50 ms more than before
+    // (medians; the slowest gets a generous bound for a busy CI machine, where ioredis's old
+    // reconnect cycle took 10–15 s per request).
+    const outage = { payments: await sample('payments', 30), chat: await sample('chat', 30) }
+    for (const name of ['payments', 'chat'] as const) {
+      t.diagnostic(`${name}: median ${median(baseline[name]).toFixed(2)} ms with Redis, ${median(outage[name]).toFixed(2)} ms without; slowest ${Math.max(...baseline[name]).toFixed(1)} / ${Math.max(...outage[name]).toFixed(1)} ms`)
+      const added = median(outage[name]) - median(baseline[name])
+      assert.ok(added < 50, `${name}: median ${median(outage[name]).toFixed(1)} ms during the outage vs ${median(baseline[name]).toFixed(1)} ms before`)
+      assert.ok(Math.max(...outage[name]) < Math.max(...baseline[name]) + 500, `${name}: slowest ${Math.max(...outage[name]).toFixed(0)} ms`)
+    }
+
+    // The operator channel fails closed, at once, in {detail}: saying, acting, listening.
+    for (const [method, url, payload] of [
+      ['POST', `/v1/session/${session}/say`, { text: 'Lost?' }],
+      ['POST', `/v1/session/${session}/act`, { emotion: 'sad' }],
+      ['GET', `/v1/session/${session}/events`, undefined],
+    ] as const) {
+      const { ms, value } = await timed(() => app.inject({ method, url, payload, headers: operator }))
+      assert.equal(value.statusCode, 503, `${method} ${url}`)
+      assert.ok(ms < 1000, `${method} ${url} answered in ${ms.toFixed(0)} ms`)
+      assert.equal(value.headers['retry-after'], '2')
+      assert.deepEqual(value.json(), { detail: 'The operator channel cannot reach Redis right now; try again' })
+    }
+    const history = await app.inject({ url: `/v1/session/${session}/history` })
+    assert.equal(history.statusCode, 404, 'a refused say is not stored (its retry would be a duplicate)')
+    // A page opened during the outage chats, and listens once Redis is back.
+    const socket = new WebSocket(`${base.replace('http', 'ws')}/ws?session_id=${session}`)
+    t.after(() => socket.close())
+    const frames: Array<{ type: string; action?: string }> = []
+    socket.on('message', (data) => frames.push(JSON.parse(String(data))))
+    await once(socket, 'open')
+
+    // Readiness stays 200, naming Redis; the metrics say down at the first scrape after the fault.
+    const ready = await timed(() => app.inject('/readyz'))
+    assert.equal(ready.value.statusCode, 200)
+    assert.equal(ready.value.json().checks.redis, 'unreachable')
+    assert.ok(ready.ms < 1000)
+    assert.equal(await redisUp(app), '0')
+
+    // Back: the limiters count in Redis again, and the channel reaches both pages, within 2 s.
+    const before = await countedInRedis()
+    await proxy.up()
+    const limiterBack = await until(async () => {
+      await requests.payments()
+      return (await countedInRedis()) > before
+    }, 3000)
+    t.diagnostic(`after up(): the limiter counted in Redis in ${limiterBack.toFixed(0)} ms`)
+    assert.ok(limiterBack <= 2000, `the limiter counted in Redis again after ${limiterBack} ms`)
+    const channelBack = await until(async () => {
+      const acted = await app.inject({ method: 'POST', url: `/v1/session/${session}/act`, payload: { action: 'nod' }, headers: operator })
+      if (acted.statusCode !== 200) return false
+      await sleep(30)
+      return frames.some((frame) => frame.action === 'nod')
+    }, 3000)
+    // The page that listened through the outage hears them too (the events lost while the
+    // subscription was being made again are lost, as a page that reconnects would lose them).
+    assert.equal((await page.next(1000)).action, 'nod')
+    t.diagnostic(`after up(): the operator channel delivered in ${channelBack.toFixed(0)} ms`)
+    assert.ok(channelBack <= 2000, `the operator channel reached the page listening through the outage and the socket opened in it after ${channelBack} ms`)
+    assert.equal(await redisUp(app), '1')
+    assert.equal((await app.inject('/readyz')).json().checks.redis, 'ok')
+  })
+})
