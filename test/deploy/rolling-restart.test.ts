@@ -139,7 +139,9 @@ test('a rolling restart behind deploy/nginx.conf under steady traffic: 0 failed 
     const [code] = (await exited) as [number | null]
     assert.equal(code, 0, `instance ${index} stopped with ${code}: ${instance.output().slice(-800)}`)
     instances[index] = await startTriadProcess(t, env, { port })
-    await sleep(1000)
+    // As docs/deployment.md says: nginx may still leave the new instance alone for a 503 it
+    // answered while starting (fail_timeout=2s); stopping the other before that leaves nginx none.
+    await sleep(3000)
   }
   running = false
   await Promise.all(clients)
