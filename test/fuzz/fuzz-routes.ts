@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { Writable } from 'node:stream'
 import fc from 'fast-check'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { createFakeAsrProvider } from '../../src/services/avatar/providers/asr/asr.fake.ts'
@@ -6,10 +7,11 @@ import { createFakeTtsProvider } from '../../src/services/avatar/providers/tts/t
 import type { Kysely } from 'kysely'
 import type { PaymentsTables } from '../../src/services/payments/tables.ts'
 import { buildTestApp, type Cleanup, type TestApp } from '../helpers/build-app.ts'
-import { assertOwnersErrorShape } from '../helpers/error-shapes.ts'
+import { assertOwnersErrorShape, ownerOf } from '../helpers/error-shapes.ts'
 import { BrowserClient, PASSWORD } from '../services/authn/helpers.ts'
 import { authorize, basic, createApp, createMerchant } from '../services/payments/helpers.ts'
 import { type Credentials, type FuzzRequest, operationsOf, requestArbitrary } from './requests.ts'
+import { sweepRequests } from './sweep.ts'
 
 /**
  * The fuzz suite of issue 13 §6: every route of the OpenAPI document, sent malformed requests.
@@ -43,15 +45,15 @@ async function credentialsFor(test: TestApp): Promise<Credentials & { paymentsKe
   const transactionId = await authorize({ ...test, db: test.database.db as Kysely<PaymentsTables> }, merchant.id)
   const eperson = (await browser.request('GET', 'authn/status')).json()._embedded?.eperson?.id as string
   await app.inject({ method: 'POST', url: '/v1/chat', payload: { sessionId: 'fuzz-session', userText: 'hello' } })
+  const authn = { authorization: `Bearer ${browser.token}`, cookie, 'x-xsrf-token': browser.xsrf ?? '' }
+  const payments = { authorization: basic(key) }
+  const byParam: Record<string, string> = { appId, merchantId: merchant.id, transactionId, uuid: eperson, session_id: 'fuzz-session' }
   return {
     paymentsKey: key,
-    knownIds: [appId, merchant.id, transactionId, eperson, 'fuzz-session'],
-    valid: [
-      { authorization: `Bearer ${browser.token}`, cookie, 'x-xsrf-token': browser.xsrf ?? '' },
-      { cookie, 'x-xsrf-token': browser.xsrf ?? '' },
-      { authorization: basic(key) },
-      { 'accept-version': '1' },
-    ],
+    knownIds: Object.values(byParam),
+    valid: [authn, { cookie, 'x-xsrf-token': browser.xsrf ?? '' }, payments, { 'accept-version': '1' }],
+    headersFor: (path) => ({ authn, payments, paymentsClient: { 'accept-version': '1' } } as Record<string, Record<string, string>>)[ownerOf(path)] ?? {},
+    idFor: (name) => byParam[name] ?? 'x',
   }
 }
 
@@ -113,19 +115,35 @@ function shorten(value: unknown): string {
   return JSON.stringify(value, (_key, item) => (typeof item === 'string' && item.length > 120 ? `${item.slice(0, 60)}…(${item.length} chars)` : item))
 }
 
-function failureReport(seed: number, outcome: fc.RunDetails<[FuzzRequest]>): string {
+/** The app's last error log line (what a 500 logged: its cause), kept to explain a failure. */
+function lastErrorLog(): { stream: Writable; read: () => string | undefined } {
+  let last: string | undefined
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      last = chunk.toString()
+      done()
+    },
+  })
+  return { stream, read: () => last }
+}
+
+function failureReport(seed: number, outcome: fc.RunDetails<[FuzzRequest]>, logged: string | undefined): string {
   const cause = outcome.errorInstance instanceof Error ? outcome.errorInstance.message : String(outcome.errorInstance)
   return [
     `fuzz failed after ${outcome.numRuns} requests (seed ${seed}, path ${outcome.counterexamplePath}; repeat with npm run fuzz -- --seed ${seed} --runs ${outcome.numRuns})`,
     `request: ${shorten(outcome.counterexample?.[0])}`,
     `failure: ${cause.length > 2000 ? `${cause.slice(0, 2000)}…` : cause}`,
+    ...(logged === undefined ? [] : [`last error logged: ${logged.slice(0, 2000)}`]),
   ].join('\n')
 }
 
 /** Builds a full app, walks its OpenAPI document with `runs` malformed requests, checks the properties. */
 export async function fuzzRoutes(t: Cleanup, options: FuzzOptions): Promise<{ requests: number; statuses: Record<number, number> }> {
+  const errors = lastErrorLog()
   const test = await buildTestApp(t, {
+    logStream: errors.stream,
     env: {
+      LOG_LEVEL: 'error',
       AUTHN_ADMIN_EMAIL: ADMIN,
       AUTHN_ADMIN_PASSWORD: PASSWORD,
       AUTHN_LOGIN_AS: 'true',
@@ -144,6 +162,23 @@ export async function fuzzRoutes(t: Cleanup, options: FuzzOptions): Promise<{ re
   const statuses: Record<number, number> = {}
   let requests = 0
 
+  // The sweep reports every failure, not only the first: each is a field to fix.
+  const failures: string[] = []
+  for (const request of sweepRequests(operations, credentials)) {
+    const before = errors.read()
+    const response = await app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers, payload: request.payload })
+    requests += 1
+    statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1
+    try {
+      checkAnswer(request, response)
+    } catch (error) {
+      const logged = errors.read()
+      failures.push(`${(error as Error).message.slice(0, 600)}${logged === before ? '' : `\n  logged: ${logged?.slice(0, 600)}`}`)
+    }
+    remember(acknowledged, request, response)
+  }
+  if (failures.length > 0) throw new Error(`fuzz sweep: ${failures.length} failures\n${failures.join('\n')}`)
+
   const outcome = await fc.check(
     fc.asyncProperty(requestArbitrary(operations, credentials), async (request) => {
       const response = await app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers, payload: request.payload })
@@ -154,7 +189,7 @@ export async function fuzzRoutes(t: Cleanup, options: FuzzOptions): Promise<{ re
     }),
     { seed: options.seed, numRuns: options.runs, endOnFailure: true },
   )
-  if (outcome.failed) throw new Error(failureReport(options.seed, outcome))
+  if (outcome.failed) throw new Error(failureReport(options.seed, outcome, errors.read()))
 
   for (const url of ['/healthz', '/readyz']) assert.equal((await app.inject({ method: 'GET', url })).statusCode, 200, `${url} after the fuzz`)
   await checkNothingLost(app, acknowledged)

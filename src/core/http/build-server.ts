@@ -9,7 +9,7 @@ import { loggerOptions, redactUrl } from './logger.ts'
 import { clientErrorHandler } from './client-errors.ts'
 import { MAX_IDENTIFIER_LENGTH } from './identifiers.ts'
 import { registerOpenApi } from './openapi.ts'
-import { finiteNumberValidators } from './validation.ts'
+import { guardedValidators } from './validation.ts'
 
 export interface ServerOptions {
   logLevel: string
@@ -61,7 +61,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     },
     trustProxy: options.trustProxy === true ? true : options.trustProxy.length > 0 ? options.trustProxy : false,
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, formats: options.formats ?? {} } },
-    schemaController: { compilersFactory: { buildValidator: finiteNumberValidators() } },
+    schemaController: { compilersFactory: { buildValidator: guardedValidators() } },
     routerOptions: { maxParamLength: MAX_IDENTIFIER_LENGTH },
     frameworkErrors: (error, request, reply) => sendError(error, request, reply.header('x-request-id', request.id), bodyFor(request)),
     clientErrorHandler: clientErrorHandler(bodyForPath),

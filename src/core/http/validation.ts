@@ -13,33 +13,53 @@ interface AjvValidate {
   schemaEnv?: unknown
 }
 
+/** Why one string of a request cannot be taken, if it cannot. */
+function textProblem(text: string): string | undefined {
+  // UTF-8 (every body we answer, both databases, the logs) has no bytes for a lone surrogate:
+  // keeping one would mean replacing it, and two different ids would become one.
+  if (!text.isWellFormed()) return 'must be well-formed Unicode text (it holds a lone surrogate)'
+  // PostgreSQL text cannot hold NUL (SQLite can): refused on both engines alike.
+  if (text.includes('\u0000')) return 'must not contain NUL characters'
+  return undefined
+}
+
 /**
- * Where the first number that no API of ours can mean sits in `value`, as a JSON pointer:
- * Infinity, NaN, or an integer past ±(2^53 − 1), which JavaScript cannot hold exactly (and
- * PostgreSQL's bigint cannot hold at all). Iterative, so a deeply nested body cannot
- * overflow the stack.
+ * Where the first value that no API of ours can mean sits in `value`, as a JSON pointer: a
+ * number that is Infinity, NaN, or an integer past ±(2^53 − 1), which JavaScript cannot hold
+ * exactly (and PostgreSQL's bigint cannot hold at all); a string, or an object key, that is
+ * not well-formed Unicode or holds NUL. Iterative, so a deeply nested body cannot overflow
+ * the stack.
  */
-function firstUnrepresentableNumber(value: unknown): { path: string; message: string } | undefined {
+export function firstUnacceptableValue(value: unknown): { path: string; message: string } | undefined {
   const pending: Array<[unknown, string]> = [[value, '']]
   while (pending.length > 0) {
     const [item, path] = pending.pop() as [unknown, string]
     if (typeof item === 'number') {
       if (!Number.isFinite(item)) return { path, message: 'must be a finite number' }
       if (Number.isInteger(item) && !Number.isSafeInteger(item)) return { path, message: `must be between -${Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}` }
+    } else if (typeof item === 'string') {
+      const message = textProblem(item)
+      if (message !== undefined) return { path, message }
     } else if (typeof item === 'object' && item !== null) {
-      for (const [key, child] of Object.entries(item)) pending.push([child, `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`])
+      for (const [key, child] of Object.entries(item)) {
+        const childPath = `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`
+        const message = textProblem(key)
+        if (message !== undefined) return { path: childPath, message: `is not an accepted name: it ${message}` }
+        pending.push([child, childPath])
+      }
     }
   }
   return undefined
 }
 
 /**
- * Fastify's own Ajv validators, with one rule added after them for every part of every
- * request (path, query, headers, body): numbers are finite and exact. Ajv's type coercion
- * turns the query string `limit=1e309` into Infinity and then skips `maximum`, so the rule
- * cannot be left to the schemas (it was a 500 in all three services).
+ * Fastify's own Ajv validators, with rules added after them for every part of every request
+ * (path, query, headers, body): numbers are finite and exact, text is well-formed and free of
+ * NUL. Ajv's type coercion turns the query string `limit=1e309` into Infinity and then skips
+ * `maximum`, and no schema keyword states the text rules, so they cannot be left to the
+ * schemas (each was a 500 in some service).
  */
-export function finiteNumberValidators(): BuildCompilerFromPool {
+export function guardedValidators(): BuildCompilerFromPool {
   const build = AjvCompiler()
   return (externalSchemas, ajvOptions) => {
     const compile = build(externalSchemas, ajvOptions)
@@ -52,9 +72,9 @@ export function finiteNumberValidators(): BuildCompilerFromPool {
         }
         // Ajv may have replaced the root value itself (coercion), in the parent it was given.
         const value = context ? context.parentData[context.parentDataProperty] : data
-        const problem = firstUnrepresentableNumber(value)
+        const problem = firstUnacceptableValue(value)
         if (problem === undefined) return true
-        const error: AjvProblem = { instancePath: problem.path, keyword: 'finite', message: problem.message, params: {} }
+        const error: AjvProblem = { instancePath: problem.path, keyword: 'acceptable', message: problem.message, params: {} }
         guarded.errors = [error]
         return false
       }

@@ -2,6 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
 import type { FastifyRouteSchemaDef, FastifyValidationResult } from 'fastify/types/schema.js'
+import { firstUnacceptableValue } from '../../core/http/validation.ts'
 
 function describe(error: ValueError): string {
   const schema = error.schema as { maxLength?: number; minLength?: number; minimum?: number; maximum?: number; description?: string; anyOf?: Array<{ const?: unknown }> }
@@ -46,12 +47,17 @@ export interface StrictValidationProblem {
 
 /**
  * A TypeBox check whose errors come out in the shape Fastify puts on `error.validation`, one
- * per field, worded for the `{detail}` body.
+ * per field, worded for the `{detail}` body; then the rules core adds to every validator
+ * (finite numbers, well-formed text without NUL).
  */
 export function compileStrictValidator<T extends TSchema>(schema: T): (data: unknown) => { value: Static<T> } | { error: StrictValidationProblem[] } {
   const check = TypeCompiler.Compile(schema)
   return (data: unknown) => {
-    if (check.Check(data)) return { value: data }
+    if (check.Check(data)) {
+      const problem = firstUnacceptableValue(data)
+      if (problem === undefined) return { value: data }
+      return { error: [{ instancePath: problem.path, keyword: 'acceptable', message: problem.message, params: {} }] }
+    }
     const seen = new Set<string>()
     const errors: StrictValidationProblem[] = []
     for (const error of check.Errors(data)) {

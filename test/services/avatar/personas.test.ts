@@ -76,6 +76,22 @@ describe('characters: aliases and unknown ids', () => {
     assert.equal(lines.filter((line) => line.persona === 'assistant').length, 3)
   })
 
+  it('refuses an id that is not text (a lone surrogate) with 400, and never cuts an emoji in half', async (t) => {
+    const { app } = await buildAvatarApp(t)
+    for (const characterId of ['\ud800', 'x\udfff', '\udfffx']) {
+      for (const url of ['/v1/chat', '/v1/chat/stream']) {
+        // JSON-escaped, so that the server's parser makes the lone surrogate.
+        const reply = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ userText: 'hi', meta: { characterId } }) })
+        assert.equal(reply.statusCode, 400, `${url} ${JSON.stringify(characterId)}: ${reply.body}`)
+        assert.deepEqual(reply.json(), { detail: 'meta.characterId must be well-formed Unicode text (it holds a lone surrogate)' })
+      }
+    }
+    // The header is cut at 64 UTF-16 units; an emoji across the cut is left out whole.
+    const straddling = await chat(app, { userText: 'Hello', meta: { characterId: `${'x'.repeat(63)}😀` } })
+    assert.equal(straddling.status, 200)
+    assert.equal(straddling.headers['x-avatar-persona-unknown'], 'x'.repeat(63))
+  })
+
   it('sets the same headers on the event stream, and logs an unknown id there too', async (t) => {
     const { lines, stream } = logLines()
     const { app } = await buildAvatarApp(t, { env: { LOG_LEVEL: 'warn' }, logStream: stream })

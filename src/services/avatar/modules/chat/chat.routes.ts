@@ -3,6 +3,7 @@ import type { AvatarMetrics } from '../../metrics.ts'
 import { Type } from '@sinclair/typebox'
 import { type RateLimiter, rateLimitHook } from '../../../../core/http/rate-limit.ts'
 import { openSseStream } from '../../../../core/http/sse.ts'
+import { cutText } from '../../../../core/text.ts'
 import { ErrorSchema } from '../../errors.ts'
 import { strictBodyCompiler } from '../../validation.ts'
 import { rateLimitExceeded, rateLimitKey } from './chat.limits.ts'
@@ -28,7 +29,7 @@ export interface ChatRoutesOptions {
 function personaHeaders(prepared: PreparedChat): Record<string, string> {
   const headers: Record<string, string> = { 'x-avatar-persona': prepared.persona.id }
   if (prepared.unknownCharacterId !== undefined) {
-    headers['x-avatar-persona-unknown'] = encodeURIComponent(prepared.unknownCharacterId.slice(0, MAX_LOGGED_ID))
+    headers['x-avatar-persona-unknown'] = encodeURIComponent(cutText(prepared.unknownCharacterId, MAX_LOGGED_ID))
   }
   return headers
 }

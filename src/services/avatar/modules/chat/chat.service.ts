@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Clock } from '../../../../core/clock.ts'
+import { cutText } from '../../../../core/text.ts'
 import type { ChatConfig } from '../../config.ts'
 import { type Persona, resolvePersona } from '../../personas.ts'
 import type { LlmMessage, LlmPort } from '../../providers/llm/index.ts'
@@ -89,7 +90,7 @@ export function createChatService(deps: ChatServiceDeps) {
     const { persona, unknownId } = resolvePersona(config.personas, characterId)
     if (unknownId !== undefined) {
       ;(options.log ?? deps.log).warn(
-        { characterId: unknownId.slice(0, MAX_LOGGED_ID), persona: persona.id },
+        { characterId: cutText(unknownId, MAX_LOGGED_ID), persona: persona.id },
         'unknown meta.characterId: the default character plays',
       )
     }

@@ -9,6 +9,7 @@ import type { AppError } from '../../../../core/errors/app-error.ts'
 import { normalizeError } from '../../../../core/errors/normalize.ts'
 import type { Lifecycle } from '../../../../core/http/lifecycle.ts'
 import type { RateLimiter } from '../../../../core/http/rate-limit.ts'
+import { cutText } from '../../../../core/text.ts'
 import { avatarError, ErrorSchema, formatAvatarError } from '../../errors.ts'
 import { compileStrictValidator, strictBodyCompiler } from '../../validation.ts'
 import { rateLimitExceeded, rateLimitKey } from './chat.limits.ts'
@@ -127,7 +128,7 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
     if (type !== 'chat') {
       const name = typeof type === 'string' ? type : JSON.stringify(type ?? null)
       // Echoed for the client's developer, but never a megabyte of it.
-      return `Unknown message type: ${name.length > 40 ? `${name.slice(0, 40)}…` : name}`
+      return `Unknown message type: ${name.length > 40 ? `${cutText(name, 40)}…` : name}`
     }
     const checked = validateFrame(frame)
     if ('error' in checked) return detailOf({ validation: checked.error, validationContext: 'body' })

@@ -42,7 +42,7 @@ export function speechPlugin(deps: { config: SpeechConfig; database: Database; c
       ids: deps.ids,
       timelineTtlMs: deps.config.timelineTtlMs,
       metrics: deps.metrics,
-      onStoreError: (error) => app.log.warn({ err: error }, 'could not keep a viseme timeline'),
+      onSweepError: (error) => app.log.warn({ err: error }, 'could not delete expired viseme timelines'),
     })
     await app.register(speechRoutes, { service })
   }

@@ -24,13 +24,16 @@ const NO_TIMING: Record<string, string> = {
 
 interface SpeechReply extends SynthesisStream {
   contentType: string
-  /** The id under which this audio's viseme timeline is kept, once the audio has been sent. */
+  /** The id under which this audio's viseme timeline is kept, stored before the audio's last chunk. */
   synthesisId: string
 }
 
 export interface SpeechService {
   voices(): Promise<VoicesResponse>
-  /** The audio as it is made; its timeline is stored under `synthesisId` before the last chunk is handed on. */
+  /**
+   * The audio as it is made; its timeline is stored under `synthesisId` before the last chunk
+   * is handed on. When it cannot be, the chunks end in a 503 instead of the last one.
+   */
   synthesize(body: SpeechBody, signal?: AbortSignal): Promise<SpeechReply>
   /** The whole audio (base64) with its viseme timeline, in one JSON body. */
   synthesizeJson(body: SpeechBody, signal?: AbortSignal): Promise<SpeechJson>
@@ -46,8 +49,8 @@ export interface SpeechServiceDeps {
   /** How long a synthesis's timeline is kept (AVATAR_TTS_TIMELINE_TTL). */
   timelineTtlMs: number
   metrics?: AvatarMetrics
-  /** Told when a timeline could not be stored; the audio is sent all the same. */
-  onStoreError?: (error: unknown) => void
+  /** Told when expired timelines could not be deleted. */
+  onSweepError?: (error: unknown) => void
 }
 
 function invalid(message: string): AppError {
@@ -98,12 +101,12 @@ export function createSpeechService(deps: SpeechServiceDeps): SpeechService {
         created_at: now.toISOString(),
         expires_at: new Date(now.getTime() + deps.timelineTtlMs).toISOString(),
       })
-      if (now.getTime() - lastSweep >= SWEEP_INTERVAL_MS) {
-        lastSweep = now.getTime()
-        await repository.deleteExpired(now.toISOString())
-      }
     } catch (error) {
-      deps.onStoreError?.(error)
+      throw coreError('service_unavailable', `The viseme timeline of synthesis ${synthesisId} could not be stored; try again`, { headers: { 'retry-after': '1' }, cause: error })
+    }
+    if (now.getTime() - lastSweep >= SWEEP_INTERVAL_MS) {
+      lastSweep = now.getTime()
+      await repository.deleteExpired(now.toISOString()).catch((error: unknown) => deps.onSweepError?.(error))
     }
     return kept
   }
@@ -150,6 +153,8 @@ export function createSpeechService(deps: SpeechServiceDeps): SpeechService {
       try {
         for await (const chunk of chunks) parts.push(chunk)
       } catch (error) {
+        // The timeline could not be stored: its own answer.
+        if (error instanceof AppError) throw error
         // Nothing has been sent yet: a failure mid-synthesis is still an HTTP error here.
         throw avatarError('synthesis_failed', `Speech synthesis failed: ${error instanceof SynthesisError ? error.message : 'the speech provider failed'}`, { cause: error })
       }
@@ -179,17 +184,26 @@ export function createSpeechService(deps: SpeechServiceDeps): SpeechService {
 }
 
 /**
- * The audio as it is handed on; the job ends with its last chunk (or with the stream failing or
- * being left). `after` (storing the timeline) runs before the stream ends, so a client whose
- * response is complete can fetch the timeline.
+ * The audio as it is handed on, one chunk behind: the last chunk is held until `after` (storing
+ * the timeline) has finished, so that the answer's last byte, the one that completes a WAV
+ * answer of known Content-Length as much as a chunked MP3 one, leaves only once the timeline
+ * is committed, and a client whose answer is complete finds the timeline on any instance. If
+ * `after` fails, the chunks end with its error instead of the last one: an answer already
+ * under way is cut short (never complete with an `X-Synthesis-Id` that names nothing), one not
+ * yet begun becomes that error. The job ends with the synthesis (or with it failing or being left).
  */
 async function* untilLastChunk(chunks: AsyncIterable<Uint8Array>, job: { done(outcome: 'ok' | 'error'): void }, after: () => Promise<unknown>): AsyncGenerator<Uint8Array> {
   let outcome: 'ok' | 'error' = 'error'
+  let held: Uint8Array | undefined
   try {
-    yield* chunks
+    for await (const chunk of chunks) {
+      if (held !== undefined) yield held
+      held = chunk
+    }
     outcome = 'ok'
   } finally {
     job.done(outcome)
   }
   await after()
+  if (held !== undefined) yield held
 }

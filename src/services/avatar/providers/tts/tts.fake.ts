@@ -7,7 +7,7 @@ import { ESPEAK_SAMPLE_RATE, wavHeader } from './wav.ts'
 const mp3Wasm = readFileSync(createRequire(import.meta.url).resolve('wasm-media-encoders/wasm/mp3'))
 
 export interface FakeTtsOptions {
-  /** `before`: fail before any audio (→ 502); `during`: fail after the first chunk. */
+  /** `before`: fail before any audio (→ 502); `during`: fail after two chunks of audio. */
   fail?: 'before' | 'during'
   status?: ProviderStatus
 }
@@ -43,7 +43,11 @@ export function createFakeTtsProvider(options: FakeTtsOptions = {}): TtsProvider
       const fail = options.fail === 'during'
       async function* chunks(): AsyncGenerator<Uint8Array> {
         yield parts[0]
-        if (fail) throw new SynthesisError('The fake provider failed mid-stream')
+        if (fail) {
+          // Two chunks before the failure: the service holds one back, so the answer is under way.
+          yield parts[1].subarray(0, Math.floor(parts[1].length / 2))
+          throw new SynthesisError('The fake provider failed mid-stream')
+        }
         for (const part of parts.slice(1)) yield part
       }
       // The tone is one open vowel from start to end, as a synthesiser would time it.

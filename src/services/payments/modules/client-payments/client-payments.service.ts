@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { currencyExponent, isCurrencyCode, toMinorUnits } from '../../../../core/money.ts'
+import { cutText } from '../../../../core/text.ts'
 import type { PaymentsContext } from '../../context.ts'
 import type { ProcessingErrorCode } from '../../http/errors.ts'
 import type { CardProcessor } from '../../processors/card-processor.port.ts'
@@ -186,7 +187,7 @@ export function createClientPaymentsService(ctx: PaymentsContext, vault: VaultSe
       const creq = signFrameData(sealer, 'tds-creq', {
         ...frame,
         amount: { minor: payment.amount, currency: payment.currency, exponent: currencyExponent(payment.currency) ?? 2 },
-        lang: site.language?.slice(0, 64),
+        lang: site.language === undefined ? undefined : cutText(site.language, 64),
         merchant: payment.merchant.name ?? payment.merchant.descriptor,
         mode: `${payment.card.scheme}:${payment.card.last4}`,
       })

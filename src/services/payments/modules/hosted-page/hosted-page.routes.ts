@@ -3,6 +3,7 @@ import fastifyStatic from '@fastify/static'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
+import { normalizeError } from '../../../../core/errors/normalize.ts'
 import type { PaymentsContext } from '../../context.ts'
 import { pickLocale } from './hosted-page.i18n.ts'
 import { createHostedPageService } from './hosted-page.service.ts'
@@ -50,7 +51,8 @@ export function hostedPageRoutes(ctx: PaymentsContext): FastifyPluginAsync {
     const app = scope.withTypeProvider<TypeBoxTypeProvider>()
     // Whatever goes wrong on the page itself is an HTML page too, never a JSON body or a stack.
     app.setErrorHandler((error, request, reply) => {
-      const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500
+      // Normalized, as the API's errors are: a refusal raised as an AppError (a NUL in the query) has a status, not a statusCode.
+      const { status } = normalizeError(error)
       if (status >= 500) request.log.error({ err: error }, 'hosted page failed')
       const locale = pickLocale(undefined, request.headers['accept-language'])
       return securityHeaders(reply, ctx.config.publicUrl)
