@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { buildApp } from '../../src/app.ts'
 import { createLifecycle } from '../../src/core/http/lifecycle.ts'
-import { createIdGenerator } from '../../src/core/ids.ts'
-import { createManualClock } from '../../src/core/clock.ts'
-import { createSecrets } from '../../src/core/security/keyring.ts'
-import { buildTestApp, createTestDatabase, secretStoreOf, testConfig } from '../helpers/build-app.ts'
+import { buildTestApp, createTestDatabase } from '../helpers/build-app.ts'
 import { freePort } from '../helpers/free-port.ts'
 
 describe('readiness', () => {

@@ -12,7 +12,7 @@ export interface PathOwner {
 }
 
 /** What the instance is doing before it serves; `/readyz` names it. */
-export type StartingState = FailedCheck & { check: 'migrations' | 'database' }
+type StartingState = FailedCheck & { check: 'migrations' | 'database' }
 
 /**
  * The port, held from the first moment of a start until the app takes the same listening socket
