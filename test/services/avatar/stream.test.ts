@@ -7,11 +7,12 @@ import { buildAvatarApp, readStream } from './helpers.ts'
 
 /** A model that writes `count` pieces, one every `delayMs`, and tells when it was stopped. */
 function slowModel(count: number, delayMs: number) {
-  const state = { produced: 0, aborted: false, abortedAt: 0 }
+  const state = { produced: 0, aborted: false, abortedAt: 0, streams: 0 }
   const model: LlmPort = {
     name: 'slow',
     complete: async () => 'unused',
     async *stream(request: LlmRequest) {
+      state.streams++
       request.signal.addEventListener('abort', () => {
         state.aborted = true
         state.abortedAt = state.produced
@@ -177,7 +178,9 @@ describe('shutdown with open streams', () => {
     const { app } = await buildAvatarApp(t, { llm: model })
     const url = await app.listen({ port: 0, host: '127.0.0.1' })
     const streams = [readStream(url, { userText: 'a', sessionId: 'cut' }), readStream(url, { userText: 'b' })]
-    await sleep(300)
+    // Both streams running before the close (a fixed wait let a loaded machine close on a
+    // connection still in the backlog, which the client saw reset).
+    while (state.streams < 2 || state.produced < 2) await sleep(20)
     const started = performance.now()
     await app.close()
     assert.ok(performance.now() - started < 2000)
