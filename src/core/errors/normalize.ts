@@ -74,7 +74,7 @@ const DATABASE_FAULTS = {
   outcome_unknown: {
     status: CORE_ERROR_STATUS.outcome_unknown,
     code: 'outcome_unknown',
-    message: 'The database connection was lost while the request was being committed: it may or may not have been applied. Check before sending it again (the same Idempotency-Key makes a retry safe).',
+    message: 'The database connection was lost while the request was being committed: it may or may not have been applied. Check before sending it again.',
     headers: undefined,
   },
 } as const
