@@ -4,7 +4,7 @@ import { beforeDeadline, COMMIT_GRACE_MS, currentDatabaseDeadline } from './dead
 import { CommitOutcomeUnknownError, DatabaseUnavailableError, databaseFaultOf } from './errors.ts'
 
 /** The longest anything waits for a connection: a free one from the pool, or a new one opened. */
-export const ACQUIRE_TIMEOUT_MS = 2000
+const ACQUIRE_TIMEOUT_MS = 2000
 
 /**
  * Session settings of every connection. PostgreSQL only notices a vanished client when it next

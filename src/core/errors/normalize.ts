@@ -51,7 +51,7 @@ const FASTIFY_ERRORS: Record<string, { code: CoreErrorCode; message: string }> =
 }
 
 /** Seconds a client is asked to wait before retrying a request the database could not serve. */
-export const DATABASE_RETRY_AFTER_S = 2
+const DATABASE_RETRY_AFTER_S = 2
 
 /**
  * What a database failure answers. A 503 promises that nothing was applied, so a proxy or a
