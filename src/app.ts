@@ -4,7 +4,7 @@ import type { Config } from './config.ts'
 import { type Clock, systemClock } from './core/clock.ts'
 import type { ServiceName } from './core/config/core-config.ts'
 import { createDb, type Database } from './core/db/create-db.ts'
-import { isDatabaseUnreachable } from './core/db/errors.ts'
+import { databaseFaultOf } from './core/db/errors.ts'
 import { migrateToLatest } from './core/db/migrator.ts'
 import { buildServer, type ServerOptions } from './core/http/build-server.ts'
 import { holdPort, type PortHolder } from './core/http/port-holder.ts'
@@ -105,7 +105,7 @@ async function migrateWhenReachable(database: Database, config: Config, deps: Ap
       await migrate(database, config.core.services)
       return
     } catch (error) {
-      if (!deps.holder || !isDatabaseUnreachable(error)) throw error
+      if (!deps.holder || databaseFaultOf(error) !== 'unavailable') throw error
       deps.holder.setState({ check: 'database', state: 'unreachable' })
       if (attempt % 10 === 0) deps.holder.log.warn({ err: error }, 'starting: the database is unreachable; trying again')
       await sleep(startRetryMs(attempt))

@@ -87,7 +87,7 @@ export async function userMessagesAt(base: string, sessionId: string): Promise<s
 const basicAuth = (key: string) => `Basic ${Buffer.from(`:${key}`).toString('base64')}`
 
 /** A payments app, a test EUR merchant of it, and an approved authorization of `amount` made through the client API. */
-export async function authorizeOverHttp(base: string, amount: number): Promise<{ appKey: string; merchantId: string; transactionId: string }> {
+export async function authorizeOverHttp(base: string, amount: number): Promise<{ appKey: string; merchantId: string; merchantKey: string; transactionId: string }> {
   const json = { 'content-type': 'application/json' }
   const app = await fetch(`${base}/apps`, { method: 'POST', headers: json, body: '{}' })
   assert.equal(app.status, 201)
@@ -119,7 +119,7 @@ export async function authorizeOverHttp(base: string, amount: number): Promise<{
   assert.equal(payment.status, 200, text)
   const transactionId = (JSON.parse(text) as { authorizationId?: string }).authorizationId
   assert.ok(transactionId, `an authorization: ${text}`)
-  return { appKey, merchantId: merchant.id, transactionId }
+  return { appKey, merchantId: merchant.id, merchantKey: merchant.key, transactionId }
 }
 
 /** `POST /transactions/:id/captures` of `amount` with the app's key; answers the status. */

@@ -5,6 +5,7 @@ import { dirname, resolve } from 'node:path'
 import pg from 'pg'
 import { createSqliteDialect, registerSqliteDirect, sqliteDirect } from './node-sqlite-dialect.ts'
 import { combineObservers, type QueryObserver } from './query-observer.ts'
+import { createGuardedPool } from './pg-pool.ts'
 
 export type DialectName = 'sqlite' | 'postgres'
 
@@ -23,6 +24,11 @@ export interface Database {
   destroy(): Promise<void>
   /** Adds an observer told of every statement run from now on (metrics, traces). */
   observeQueries(observer: QueryObserver): void
+  /**
+   * Answers once the database has run `select 1`: for readiness. PostgreSQL runs it over a
+   * connection of its own, so that a pool busy with slow work does not look unreachable.
+   */
+  ping(): Promise<void>
   /** PostgreSQL: the pool's connections right now; SQLite has one connection and no pool. */
   poolStats?(): { total: number; idle: number; waiting: number }
 }
@@ -69,6 +75,9 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
       db,
       dialect,
       destroy: () => db.destroy(),
+      ping: async () => {
+        await sql`select 1`.execute(db)
+      },
       observeQueries: (observer) => {
         observers.push(observer)
         const direct = sqliteDirect(db)
@@ -76,19 +85,13 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
       },
     }
   }
-  const pool = new pg.Pool({
-    connectionString: withDefaultUser(url),
-    max: options.poolSize ?? 10,
-    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
-  })
-  // An idle client that loses its connection must not crash the process.
-  pool.on('error', () => {})
+  const guarded = createGuardedPool({ connectionString: withDefaultUser(url), max: options.poolSize ?? 10, schema: options.schema })
   // Kysely's log hook times every query once any observer wants it; until then it costs one
   // call that returns (a PostgreSQL round trip dwarfs both).
   let observer: QueryObserver | undefined
   const observers: QueryObserver[] = []
   const db = new Kysely({
-    dialect: new PostgresDialect({ pool }),
+    dialect: new PostgresDialect({ pool: guarded.pool }),
     log: (event) => {
       options.log?.(event)
       if (!observer) return
@@ -105,6 +108,7 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
       observers.push(added)
       observer = combineObservers(observers)
     },
-    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    poolStats: guarded.stats,
+    ping: guarded.ping,
   }
 }

@@ -31,17 +31,72 @@ export function isRetryableConflict(error: unknown): boolean {
   return code === '40001' || code === '40P01' || errcode === SQLITE_BUSY
 }
 
-/** Errors of reaching the database at all (refused, reset, unknown host, timed out connecting). */
-const UNREACHABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE'])
+/**
+ * Thrown by Triad itself when the database did not serve a request in time: no connection
+ * came free, or a statement was still running when the request's time was up. Nothing was
+ * applied (the connection is dropped, so PostgreSQL rolls its transaction back).
+ */
+export class DatabaseUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'DatabaseUnavailableError'
+  }
+}
 
 /**
- * The database could not be reached, or dropped the connection: a fault of the network or of the
- * server (PostgreSQL starting up or shutting down: class 57P, connection exceptions: class 08),
- * not of the statement.
+ * The connection was lost (or timed out) after COMMIT was sent: PostgreSQL may have applied the
+ * transaction or not, and nobody can tell from here.
  */
-export function isDatabaseUnreachable(error: unknown): boolean {
-  const { code } = driverError(error)
-  if (typeof code === 'string' && (UNREACHABLE_ERRNO.has(code) || code.startsWith('08') || code.startsWith('57P'))) return true
-  const message = error instanceof Error ? error.message : ''
-  return /Connection terminated|timeout exceeded when trying to connect|not queryable/.test(message)
+export class CommitOutcomeUnknownError extends Error {
+  constructor(options: { cause?: unknown }) {
+    super('the connection was lost while the database was committing', options)
+    this.name = 'CommitOutcomeUnknownError'
+  }
+}
+
+/** What a database failure means for the request that met it. */
+export type DatabaseFault = 'unavailable' | 'full' | 'outcome_unknown'
+
+/** Socket errors of pg's connection (Node's `code`). */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'EAI_AGAIN', 'ENOTFOUND'])
+
+/**
+ * SQLSTATEs that say the database cannot serve now, not that the request is wrong: class 08
+ * (connection exception), 53 (insufficient resources, but a full disk: 53100), 57P01–57P05
+ * (shutting down, restarting, idle session), 57014 (statement or lock wait cancelled by a
+ * timeout), 55P03 (lock_timeout), 25P03 (idle_in_transaction_session_timeout).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08...|53[0-9A-Z]{3}|57P0[1-5]|57014|55P03|25P03)$/
+
+/** pg and pg-pool report a lost or refused connection with these messages and no code. */
+const CONNECTION_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect|Query read timeout|Cannot use a pool after calling end)/
+
+const SQLITE_FULL = 13
+const SQLITE_IOERR = 10
+const SQLITE_CANTOPEN = 14
+const SQLITE_LOCKED = 6
+
+/**
+ * Whether `error` (or what it wraps) is the database failing rather than the request or the
+ * code: `unavailable` (unreachable, reset, too slow, shutting down, locked), `full` (no space
+ * left to write), `outcome_unknown` (lost during COMMIT). Undefined for anything else.
+ */
+export function databaseFaultOf(error: unknown): DatabaseFault | undefined {
+  for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+    if (current instanceof CommitOutcomeUnknownError) return 'outcome_unknown'
+    if (current instanceof DatabaseUnavailableError) return 'unavailable'
+    const { code, errcode } = driverError(current)
+    if (code === '53100') return 'full'
+    if (typeof code === 'string' && (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return 'unavailable'
+    if (typeof errcode === 'number') {
+      // The primary result code is the low byte of an extended one (SQLITE_IOERR_WRITE is 778).
+      const primary = errcode & 0xff
+      if (primary === SQLITE_FULL) return 'full'
+      if (primary === SQLITE_IOERR || primary === SQLITE_CANTOPEN || primary === SQLITE_BUSY || primary === SQLITE_LOCKED) return 'unavailable'
+    }
+    const message = (current as { message?: unknown }).message
+    if (typeof message === 'string' && CONNECTION_MESSAGES.test(message)) return 'unavailable'
+  }
+  return undefined
 }

@@ -127,8 +127,21 @@ function toSqlite(parameters: readonly unknown[]): SqliteValue[] {
  * another process (a second Triad instance on the same file) wrote in between.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #database: NodeSqliteDatabase
+  constructor(config: ConstructorParameters<typeof SqliteDialect>[0], database: NodeSqliteDatabase) {
+    super(config)
+    this.#database = database
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+  }
+
+  // Some errors end the transaction inside SQLite (a full disk: SQLITE_FULL, some I/O errors):
+  // a ROLLBACK then fails with "no transaction is active", and that error would replace the one
+  // that says what happened.
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (this.#database.inTransaction) await super.rollbackTransaction(connection)
   }
 }
 
@@ -142,7 +155,7 @@ class NodeSqliteDialect extends SqliteDialect {
     this.database = database
   }
   override createDriver() {
-    return new ImmediateSqliteDriver(this.#config)
+    return new ImmediateSqliteDriver(this.#config, this.database)
   }
 }
 

@@ -17,6 +17,9 @@ export const CORE_ERROR_STATUS = {
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,
+  /** The database lost its connection during COMMIT: the request may or may not have been applied. */
+  outcome_unknown: 504,
+  insufficient_storage: 507,
 } as const
 
 export type CoreErrorCode = keyof typeof CORE_ERROR_STATUS

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { isAppError } from './app-error.ts'
 import { coreError } from './codes.ts'
 import { setContextFormatter } from './error-owners.ts'
 import { type ErrorBodyFormatter, normalizeError } from './normalize.ts'
@@ -29,6 +30,9 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   const normalized = normalizeError(error)
   if (normalized.internal) {
     request.log.error({ err: error, route: request.routeOptions?.url }, 'request failed')
+  } else if (normalized.status >= 500 && !isAppError(error)) {
+    // A dependency's fault (the database down, a full disk): the operator needs its cause.
+    request.log.warn({ err: error, code: normalized.code, status: normalized.status, route: request.routeOptions?.url }, normalized.message)
   } else {
     request.log.info({ code: normalized.code, status: normalized.status }, normalized.message)
   }

@@ -1,5 +1,6 @@
 import { isAppError } from './app-error.ts'
 import type { FastifyRequest } from 'fastify'
+import { databaseFaultOf } from '../db/errors.ts'
 import { MAX_IDENTIFIER_LENGTH } from '../http/identifiers.ts'
 import { CORE_ERROR_STATUS, type CoreErrorCode } from './codes.ts'
 
@@ -49,6 +50,35 @@ const FASTIFY_ERRORS: Record<string, { code: CoreErrorCode; message: string }> =
   FST_ERR_MAX_PARAM_LENGTH: { code: 'uri_too_long', message: `A path segment is longer than the ${MAX_IDENTIFIER_LENGTH} characters any identifier may have` },
 }
 
+/** Seconds a client is asked to wait before retrying a request the database could not serve. */
+const DATABASE_RETRY_AFTER_S = 2
+
+/**
+ * What a database failure answers. A 503 promises that nothing was applied, so a proxy or a
+ * client may send the request again anywhere; only a connection lost during COMMIT cannot keep
+ * that promise, and answers 504 instead (docs/decisions.md, "Database faults at runtime").
+ */
+const DATABASE_FAULTS = {
+  unavailable: {
+    status: CORE_ERROR_STATUS.service_unavailable,
+    code: 'service_unavailable',
+    message: 'The database is unavailable or too slow right now; the request was not applied. Retry later.',
+    headers: { 'retry-after': String(DATABASE_RETRY_AFTER_S) },
+  },
+  full: {
+    status: CORE_ERROR_STATUS.insufficient_storage,
+    code: 'insufficient_storage',
+    message: "The server's storage is full; the request was not applied.",
+    headers: undefined,
+  },
+  outcome_unknown: {
+    status: CORE_ERROR_STATUS.outcome_unknown,
+    code: 'outcome_unknown',
+    message: 'The database connection was lost while the request was being committed: it may or may not have been applied. Check before sending it again.',
+    headers: undefined,
+  },
+} as const
+
 const BAD_URL: ValidationProblem = { location: 'path', field: '', message: 'is not a validly percent-encoded URL' }
 
 function statusToCode(status: number): CoreErrorCode {
@@ -87,6 +117,11 @@ export function normalizeError(error: unknown): NormalizedError {
       headers: error.headers,
       internal,
     }
+  }
+  const fault = databaseFaultOf(error)
+  if (fault) {
+    const { status, code, message, headers } = DATABASE_FAULTS[fault]
+    return { status, code, message, ...(headers ? { headers: { ...headers } } : {}), internal: false }
   }
   const fastifyError = (typeof error === 'object' && error !== null ? error : {}) as FastifyLikeError
   if (fastifyError.validation) {

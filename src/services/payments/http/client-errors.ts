@@ -67,6 +67,10 @@ const CORE_TO_CLIENT: Record<string, string> = {
   unsupported_media_type: 'BODY_INVALID',
   bad_request: 'BODY_INVALID',
   internal_error: 'INTERNAL_ERROR',
+  // Not in Paylike's list either: the status (and Retry-After) is what a client acts on.
+  service_unavailable: 'SERVICE_UNAVAILABLE',
+  insufficient_storage: 'INSUFFICIENT_STORAGE',
+  outcome_unknown: 'OUTCOME_UNKNOWN',
 }
 
 /** The body of every client API error: `{code, message, ...extras}` (a newline is added on the wire). */

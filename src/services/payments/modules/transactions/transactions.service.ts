@@ -1,8 +1,9 @@
 import type { Clock } from '../../../../core/clock.ts'
-import { isAppError } from '../../../../core/errors/app-error.ts'
+import { normalizeError } from '../../../../core/errors/normalize.ts'
 import type { Movement, PaymentsMetrics } from '../../metrics.ts'
 import { isRetryableConflict } from '../../../../core/db/errors.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
+import { createRowQueue } from '../../../../core/db/row-queue.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
@@ -198,6 +199,8 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
   const rules: LedgerRules = { fx: ctx.fx, markupPpm: ctx.config.fxMarkupPpm }
 
   const dialect = ctx.database.dialect
+  // SQLite has no pool to starve, and its group commit batches captures that arrive together.
+  const oneAtATime = dialect === 'postgres' ? createRowQueue() : <T>(_key: string, work: () => Promise<T>) => work()
   const readTransaction = repo.createTransactionReader(ctx.database, { clock: ctx.clock, maxLagMs: ctx.config.readCacheMaxLagMs }, toTransaction)
 
   /** The transaction row, after the access check: unknown → 404, another merchant's → 403. */
@@ -228,11 +231,11 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
     input: { amount: number; currency?: string; descriptor?: string },
   ): Promise<TransactionDto> {
     try {
-      const moved = await moveInTransaction(appId, transactionId, kind, input)
+      const moved = await oneAtATime(transactionId, () => moveInTransaction(appId, transactionId, kind, input))
       ctx.metrics.movement(kind, 'ok')
       return moved
     } catch (error) {
-      ctx.metrics.movement(kind, isAppError(error) ? error.code : 'internal_error')
+      ctx.metrics.movement(kind, normalizeError(error).code)
       throw error
     }
   }

@@ -1,0 +1,108 @@
+import type { PostgresPool, PostgresPoolClient } from 'kysely'
+import pg from 'pg'
+import { beforeDeadline, COMMIT_GRACE_MS, currentDatabaseDeadline } from './deadline.ts'
+import { CommitOutcomeUnknownError, DatabaseUnavailableError, databaseFaultOf } from './errors.ts'
+
+/** The longest anything waits for a connection: a free one from the pool, or a new one opened. */
+const ACQUIRE_TIMEOUT_MS = 2000
+
+/**
+ * Session settings of every connection. PostgreSQL only notices a vanished client when it next
+ * writes to it; these make it notice (and roll back, releasing the row locks) while a statement
+ * still waits on a lock, or while a transaction sits idle because its client is gone.
+ */
+const SESSION_SETTINGS = ['-c client_connection_check_interval=1000', '-c idle_in_transaction_session_timeout=15000']
+
+/** A SQLSTATE (five characters): the server answered, so the connection is still usable. */
+const SQLSTATE = /^[0-9A-Z]{5}$/
+/** Server errors that end the session (shutdown, crash, connection failure). */
+const SESSION_ENDING = /^(08|57P0)/
+
+function connectionLost(error: unknown): boolean {
+  if (error instanceof DatabaseUnavailableError) return true
+  const code = (error as { code?: unknown }).code
+  if (typeof code === 'string' && SQLSTATE.test(code)) return SESSION_ENDING.test(code)
+  return databaseFaultOf(error) === 'unavailable'
+}
+
+const COMMIT = /^\s*commit\b/i
+
+/**
+ * One checked-out client, as Kysely uses it. A statement still running at the current deadline
+ * (core/db/deadline.ts) is abandoned, and so is the connection: released with an error, pg
+ * closes it and PostgreSQL rolls back whatever transaction it had open. After a connection is
+ * lost every further statement (Kysely's ROLLBACK) fails with the same error, so a COMMIT whose
+ * outcome is unknown is reported as such, not as the failed ROLLBACK after it.
+ */
+function guardedClient(client: pg.PoolClient): PostgresPoolClient {
+  let lost: Error | undefined
+  // Kysely also passes cursors (streamed queries); Triad configures none, so only text comes here.
+  const guarded = {
+    async query(text: string, values: readonly unknown[]) {
+      if (lost) throw lost
+      const commit = COMMIT.test(text)
+      let deadline = currentDatabaseDeadline()
+      if (deadline !== undefined && commit) deadline = Math.max(deadline, performance.now() + COMMIT_GRACE_MS)
+      const running = client.query(text, [...values])
+      try {
+        return deadline === undefined ? await running : await beforeDeadline(running, deadline, 'the database did not answer in time')
+      } catch (error) {
+        if (!connectionLost(error)) throw error
+        running.catch(() => {})
+        lost = commit ? new CommitOutcomeUnknownError({ cause: error }) : (error as Error)
+        throw lost
+      }
+    },
+    release() {
+      client.release(lost)
+    },
+  }
+  return guarded as unknown as PostgresPoolClient
+}
+
+export interface GuardedPool {
+  /** The pool Kysely's PostgresDialect uses. */
+  pool: PostgresPool
+  /** Runs `select 1` over a connection of its own, so that a busy pool does not look like a dead database. */
+  ping(): Promise<void>
+  stats(): { total: number; idle: number; waiting: number }
+}
+
+export function createGuardedPool(config: { connectionString: string; max: number; schema?: string }): GuardedPool {
+  const options = [...SESSION_SETTINGS, ...(config.schema ? [`-c search_path=${config.schema}`] : [])].join(' ')
+  const base = { connectionString: config.connectionString, options, connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS, keepAlive: true }
+  const pool = new pg.Pool({ ...base, max: config.max })
+  // A probe that hangs (a server that stopped answering) is given up on, and its connection closed.
+  const probe = new pg.Pool({ ...base, max: 1, query_timeout: ACQUIRE_TIMEOUT_MS })
+  // A client that loses its connection emits 'error': while idle the pool listens, while
+  // checked out nobody does, and an unheard 'error' would end the process. The query that
+  // was running (or the next one) fails with the error, which is where it is handled.
+  const ignore = () => {}
+  for (const each of [pool, probe]) {
+    each.on('error', ignore)
+    each.on('connect', (client) => client.on('error', ignore))
+  }
+  return {
+    pool: {
+      async connect() {
+        const deadline = currentDatabaseDeadline()
+        if (deadline !== undefined && deadline <= performance.now()) throw new DatabaseUnavailableError('no time was left to wait for a database connection')
+        const acquiring = pool.connect()
+        try {
+          return guardedClient(deadline === undefined ? await acquiring : await beforeDeadline(acquiring, deadline, 'no database connection came free in time'))
+        } catch (error) {
+          // Given up on: a connection that comes later goes back to the pool unused.
+          acquiring.then((client) => client.release(), ignore)
+          throw error
+        }
+      },
+      async end() {
+        await Promise.all([pool.end(), probe.end()])
+      },
+    },
+    async ping() {
+      await probe.query('select 1')
+    },
+    stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+  }
+}

@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { sql } from 'kysely'
+import { databaseFaultOf } from '../../src/core/db/errors.ts'
+import { buildTestApp, testDialect } from '../helpers/build-app.ts'
+import { errorShapes } from '../helpers/error-shapes.ts'
+import { faultyDatabase } from '../helpers/faulty-database.ts'
+import { authorizeOverHttp } from '../helpers/http-clients.ts'
+
+// Database faults at runtime, one at a time, answered through HTTP (issue 25 §3). The same faults
+// under load are in postgres-runtime.test.ts.
+const skip = testDialect === 'postgres' ? false : 'the fault proxy stands in front of PostgreSQL (TEST_DATABASE_URL)'
+
+const basic = (key: string) => `Basic ${Buffer.from(`:${key}`).toString('base64')}`
+const json = { 'content-type': 'application/json' }
+
+async function listeningApp(t: Parameters<typeof buildTestApp>[0]) {
+  const faulty = await faultyDatabase(t)
+  const { app } = await buildTestApp(t, { database: faulty.database, env: { AVATAR_MOCK_TOKEN_DELAY: '0s', AVATAR_RATE_LIMIT: '0', PAYMENTS_RATE_LIMIT: '0' } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  return { ...faulty, app, base }
+}
+
+describe('PostgreSQL faults, one request at a time', { skip }, () => {
+  it('a connection lost while a transaction holds it fails that transaction and does not end the process', async (t) => {
+    const { database, proxy } = await faultyDatabase(t)
+    const outcome = database.db.transaction().execute(async (trx) => {
+      await sql`select 1`.execute(trx)
+      // The client is checked out and idle between statements: its socket error has no query to fail.
+      proxy.resetConnections()
+      await sleep(100)
+      await sql`select 1`.execute(trx)
+    })
+    await assert.rejects(outcome, (error) => databaseFaultOf(error) === 'unavailable')
+    await sleep(50)
+    assert.equal((await sql<{ one: number }>`select 1 as one`.execute(database.db)).rows[0]?.one, 1, 'the pool reconnects')
+  })
+
+  it("answers 503 with Retry-After in each service's own shape while the database is down", async (t) => {
+    const { proxy, base } = await listeningApp(t)
+    const { appKey, merchantKey, transactionId } = await authorizeOverHttp(base, 1000)
+    const vault = async (type: string, value: string) => {
+      const response = await fetch(`${base}/vault`, { method: 'POST', headers: { ...json, 'accept-version': '1' }, body: JSON.stringify({ type, value }) })
+      return ((await response.json()) as { token: string }).token
+    }
+    const payment = {
+      integration: { key: merchantKey },
+      amount: { currency: 'EUR', exponent: 2, value: 100 },
+      card: { number: await vault('pcn', '4111111111111111'), code: await vault('pcsc', '987'), expiry: { month: 1, year: 2031 } },
+      test: { tds: { challenge: false, fingerprint: 'unavailable' } },
+      hints: [],
+    }
+    const csrf = await fetch(`${base}/server/api/security/csrf`)
+    const xsrf = csrf.headers.get('dspace-xsrf-token') ?? ''
+    const cookie = (csrf.headers.getSetCookie()[0] ?? '').split(';')[0] ?? ''
+    await proxy.down()
+    const requests: Array<{ owner: keyof typeof errorShapes; path: string; init: RequestInit }> = [
+      {
+        owner: 'authn',
+        path: '/server/api/authn/login',
+        init: { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-xsrf-token': xsrf, cookie }, body: 'user=someone%40example.org&password=secret' },
+      },
+      { owner: 'avatar', path: '/v1/chat', init: { method: 'POST', headers: json, body: JSON.stringify({ sessionId: 'down', userText: 'Hello?' }) } },
+      { owner: 'avatar', path: '/v1/session/down/history', init: {} },
+      { owner: 'payments', path: `/transactions/${transactionId}/captures`, init: { method: 'POST', headers: { ...json, authorization: basic(appKey) }, body: '{"amount":100}' } },
+      { owner: 'payments', path: `/transactions/${transactionId}`, init: { headers: { authorization: basic(appKey) } } },
+      {
+        owner: 'paymentsClient',
+        path: '/payments',
+        init: { method: 'POST', headers: { ...json, 'accept-version': '1' }, body: JSON.stringify(payment) },
+      },
+    ]
+    for (const { owner, path, init } of requests) {
+      const started = performance.now()
+      const response = await fetch(base + path, init)
+      const body = await response.text()
+      assert.equal(response.status, 503, `${path}: ${body}`)
+      assert.equal(response.headers.get('retry-after'), '2', path)
+      assert.ok(performance.now() - started < 5000, `${path} answered within the bound`)
+      errorShapes[owner](JSON.parse(body), 503)
+      assert.doesNotMatch(body, /Fallback mode|Internal server error/i, path)
+    }
+  })
+
+  it('answers 503 within the bound when the database stops answering (a statement never returns)', async (t) => {
+    const { proxy, base } = await listeningApp(t)
+    await fetch(`${base}/v1/session/warm/history`)
+    proxy.blackhole()
+    const started = performance.now()
+    const response = await fetch(`${base}/v1/session/hung/history`)
+    const elapsed = performance.now() - started
+    assert.equal(response.status, 503, await response.text())
+    assert.ok(elapsed < 4000, `answered after ${Math.round(elapsed)} ms`)
+    await proxy.up()
+    const after = await fetch(`${base}/v1/session/hung/history`)
+    assert.equal(after.status, 404, 'the hung connection was dropped, not given to the next request')
+  })
+
+  it('answers 504 outcome_unknown, not 503, when the connection is lost during COMMIT', async (t) => {
+    const { proxy, base, database, direct } = await listeningApp(t)
+    const { appKey, transactionId } = await authorizeOverHttp(base, 1000)
+    // The last statement of a capture before its COMMIT reads the webhook endpoints to notify:
+    // from then on nothing reaches the database, COMMIT included.
+    database.observeQueries(({ sql: text }) => {
+      if (/from "payments_webhook_endpoints"/.test(text)) proxy.blackhole()
+    })
+    const started = performance.now()
+    const response = await fetch(`${base}/transactions/${transactionId}/captures`, { method: 'POST', headers: { ...json, authorization: basic(appKey) }, body: '{"amount":100}' })
+    const body = (await response.json()) as { code: string; message: string }
+    assert.equal(response.status, 504, JSON.stringify(body))
+    assert.equal(body.code, 'outcome_unknown')
+    assert.equal(response.headers.get('retry-after'), null, 'nobody is invited to resend it blindly')
+    assert.ok(performance.now() - started < 5000)
+    await proxy.up()
+    const row = await direct.db.selectFrom('payments_transactions').select('captured_amount').where('id', '=', transactionId).executeTakeFirstOrThrow()
+    assert.equal(row.captured_amount, 0, 'the COMMIT never reached the database: nothing was applied')
+  })
+
+  it('/readyz stays ready and says "slow" when the database answers slowly, and 503 "unreachable" when it is down', async (t) => {
+    const { proxy, base } = await listeningApp(t)
+    const ready = async () => {
+      const response = await fetch(`${base}/readyz`)
+      return { status: response.status, body: (await response.json()) as { checks?: Record<string, string>; error?: { details: unknown } } }
+    }
+    assert.equal((await ready()).body.checks?.database, 'ok')
+    proxy.delay(300)
+    const slow = await ready()
+    assert.equal(slow.status, 200)
+    assert.equal(slow.body.checks?.database, 'slow')
+    await proxy.down()
+    const down = await ready()
+    assert.equal(down.status, 503)
+    assert.deepEqual(down.body.error?.details, [{ check: 'database', state: 'unreachable' }])
+    await proxy.up()
+    assert.equal((await ready()).status, 200)
+  })
+})
