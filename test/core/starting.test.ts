@@ -1,22 +1,20 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { sql } from 'kysely'
 import { buildApp, holdPortWhileStarting, migrateServices } from '../../src/app.ts'
 import { createManualClock } from '../../src/core/clock.ts'
-import { createDb, type Database } from '../../src/core/db/create-db.ts'
+import type { Database } from '../../src/core/db/create-db.ts'
 import { listenUntilSignalled } from '../../src/core/http/graceful.ts'
 import { createLifecycle } from '../../src/core/http/lifecycle.ts'
 import { createIdGenerator } from '../../src/core/ids.ts'
 import { createSecrets } from '../../src/core/security/keyring.ts'
 import { serviceLoaders } from '../../src/services/index.ts'
-import { buildTestApp, createTestDatabase, secretStoreOf, testConfig, testDatabaseUrl, testDialect } from '../helpers/build-app.ts'
+import { buildTestApp, createTestDatabase, createTestSchemaUrl, secretStoreOf, testConfig, testDatabaseUrl, testDialect } from '../helpers/build-app.ts'
 import { freePort } from '../helpers/free-port.ts'
 import { startFaultProxy } from '../helpers/fault-proxy.ts'
 
@@ -222,21 +220,14 @@ describe('starting', () => {
 
 describe('two `triad serve` processes starting together on a fresh PostgreSQL schema', { skip: testDialect !== 'postgres' && 'needs PostgreSQL (npm run test:pg)' }, () => {
   it('never refuse a connection from their first answer on, and answer 503 in each service body until ready', { timeout: 180_000 }, async (t) => {
-    const schema = `test_${randomBytes(6).toString('hex')}`
-    const admin = await createDb(testDatabaseUrl, { poolSize: 1 })
-    await sql`create schema ${sql.id(schema)}`.execute(admin.db)
-    t.after(async () => {
-      await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db)
-      await admin.destroy()
-    })
+    const schemaUrl = new URL(await createTestSchemaUrl(t))
     // PostgreSQL through a proxy that is down at first: both wait for it, holding their ports.
     const target = new URL(testDatabaseUrl)
     const proxy = await startFaultProxy({ host: target.hostname, port: Number(target.port || 5432) })
     t.after(() => proxy.close())
     await proxy.down()
-    const url = new URL(testDatabaseUrl)
+    const url = schemaUrl
     url.host = proxy.address
-    url.searchParams.set('options', `-c search_path=${schema}`)
     const secrets = join(mkdtempSync(join(tmpdir(), 'triad-start-')), 'secrets.json')
     const ports = [await freePort(), await freePort()]
     const children = ports.map((port) =>

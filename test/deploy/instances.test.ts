@@ -4,9 +4,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { sql } from 'kysely'
-import { createDb } from '../../src/core/db/create-db.ts'
-import { testDatabaseUrl, testDialect } from '../helpers/build-app.ts'
+import { createTestSchemaUrl, testDialect } from '../helpers/build-app.ts'
 import {
   authenticatedAt,
   authorizeOverHttp,
@@ -33,15 +31,7 @@ const skip = testDialect !== 'postgres' && 'two instances need PostgreSQL: set T
 const clientAddress = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`
 
 test('two Triad processes over one PostgreSQL and Redis behave as one', { skip, timeout: 480_000 }, async (t) => {
-  const schema = `test_${randomBytes(6).toString('hex')}`
-  const admin = await createDb(testDatabaseUrl, { poolSize: 1 })
-  await sql`create schema ${sql.id(schema)}`.execute(admin.db)
-  t.after(async () => {
-    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db)
-    await admin.destroy()
-  })
-  const url = new URL(testDatabaseUrl)
-  url.searchParams.set('options', `-c search_path=${schema}`)
+  const url = new URL(await createTestSchemaUrl(t))
   const shared = {
     DATABASE_URL: url.toString(),
     REDIS_URL,

@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict'
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { sql } from 'kysely'
-import { createDb } from '../../src/core/db/create-db.ts'
-import { testDatabaseUrl, testDialect } from '../helpers/build-app.ts'
+import { createTestSchemaUrl, testDialect } from '../helpers/build-app.ts'
 import { freePort } from '../helpers/free-port.ts'
 import { authorizeOverHttp, transactionOverHttp } from '../helpers/http-clients.ts'
 import { hasCommand, startNginx } from '../helpers/nginx.ts'
@@ -25,15 +23,7 @@ const skip =
 const basic = (key: string) => `Basic ${Buffer.from(`:${key}`).toString('base64')}`
 
 test('a rolling restart behind deploy/nginx.conf under steady traffic: 0 failed requests, no capture applied twice', { skip, timeout: 420_000 }, async (t) => {
-  const schema = `test_${randomBytes(6).toString('hex')}`
-  const admin = await createDb(testDatabaseUrl, { poolSize: 1 })
-  await sql`create schema ${sql.id(schema)}`.execute(admin.db)
-  t.after(async () => {
-    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db)
-    await admin.destroy()
-  })
-  const url = new URL(testDatabaseUrl)
-  url.searchParams.set('options', `-c search_path=${schema}`)
+  const url = new URL(await createTestSchemaUrl(t))
   const env = {
     DATABASE_URL: url.toString(),
     REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',

@@ -49,6 +49,23 @@ export async function createTestDatabase(t: Cleanup): Promise<Database> {
   return database
 }
 
+/**
+ * An empty schema of its own in the PostgreSQL database of TEST_DATABASE_URL, dropped when the
+ * test ends; answers the URL a Triad process connects with to work in it (`search_path`).
+ */
+export async function createTestSchemaUrl(t: Cleanup, prefix = 'test'): Promise<string> {
+  const schema = `${prefix}_${randomBytes(6).toString('hex')}`
+  const admin = await createDb(testDatabaseUrl, { poolSize: 1 })
+  await sql`create schema ${sql.id(schema)}`.execute(admin.db)
+  t.after(async () => {
+    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db)
+    await admin.destroy()
+  })
+  const url = new URL(testDatabaseUrl)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return url.toString()
+}
+
 // Each test database has its own secrets, in memory: the instances a test starts on one database
 // share them (as instances of one deployment share the secrets file), and parallel test files
 // never share a file.

@@ -1,3 +1,4 @@
+import { within } from '../timeout.ts'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { DatabaseUnavailableError } from './errors.ts'
 
@@ -30,16 +31,6 @@ export function currentDatabaseDeadline(): number | undefined {
 }
 
 /** `work`, or a DatabaseUnavailableError saying `what` once `deadline` (a `performance.now()` instant) has passed. */
-export async function beforeDeadline<T>(work: Promise<T>, deadline: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => reject(new DatabaseUnavailableError(what)), Math.max(0, deadline - performance.now()))
-      }),
-    ])
-  } finally {
-    clearTimeout(timer)
-  }
+export function beforeDeadline<T>(work: Promise<T>, deadline: number, what: string): Promise<T> {
+  return within(work, Math.max(0, deadline - performance.now()), what, () => new DatabaseUnavailableError(what))
 }

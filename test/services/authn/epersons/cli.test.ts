@@ -3,11 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { randomBytes } from 'node:crypto'
-import { sql } from 'kysely'
-import { createDb } from '../../../../src/core/db/create-db.ts'
 import { main } from '../../../../src/main.ts'
-import { type Cleanup, testDatabaseUrl, testDialect } from '../../../helpers/build-app.ts'
+import { type Cleanup, createTestSchemaUrl, testDialect } from '../../../helpers/build-app.ts'
 
 /** A DATABASE_URL of its own for the CLI: a temp SQLite file, or a fresh PostgreSQL schema. */
 async function cliDatabaseUrl(t: Cleanup): Promise<string> {
@@ -16,16 +13,7 @@ async function cliDatabaseUrl(t: Cleanup): Promise<string> {
     t.after(() => rmSync(dir, { recursive: true, force: true }))
     return `sqlite:${join(dir, 'triad.sqlite')}`
   }
-  const schema = `test_cli_${randomBytes(5).toString('hex')}`
-  const admin = await createDb(testDatabaseUrl)
-  await sql`create schema ${sql.id(schema)}`.execute(admin.db)
-  t.after(async () => {
-    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db)
-    await admin.destroy()
-  })
-  const url = new URL(testDatabaseUrl)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return url.toString()
+  return createTestSchemaUrl(t, 'test_cli')
 }
 
 function cli(databaseUrl: string) {
