@@ -103,11 +103,16 @@ describe('PostgreSQL faults, one request at a time', { skip }, () => {
     const { appKey, transactionId } = await authorizeOverHttp(base, 1000)
     // The last statement of a capture before its COMMIT reads the webhook endpoints to notify:
     // from then on nothing reaches the database, COMMIT included.
+    // The COMMIT's bytes are lost; the proxy forwards again half a second later, so the
+    // database is reachable (on other connections) when the 504 is answered.
     database.observeQueries(({ sql: text }) => {
-      if (/from "payments_webhook_endpoints"/.test(text)) proxy.blackhole()
+      if (!/from "payments_webhook_endpoints"/.test(text)) return
+      proxy.blackhole()
+      setTimeout(() => void proxy.up(), 500)
     })
     const started = performance.now()
-    const response = await fetch(`${base}/transactions/${transactionId}/captures`, { method: 'POST', headers: { ...json, authorization: basic(appKey) }, body: '{"amount":100}' })
+    const capture = { method: 'POST', headers: { ...json, authorization: basic(appKey), 'idempotency-key': 'in-doubt' }, body: '{"amount":100}' }
+    const response = await fetch(`${base}/transactions/${transactionId}/captures`, capture)
     const body = (await response.json()) as { code: string; message: string }
     assert.equal(response.status, 504, JSON.stringify(body))
     assert.equal(body.code, 'outcome_unknown')
@@ -116,6 +121,9 @@ describe('PostgreSQL faults, one request at a time', { skip }, () => {
     await proxy.up()
     const row = await direct.db.selectFrom('payments_transactions').select('captured_amount').where('id', '=', transactionId).executeTakeFirstOrThrow()
     assert.equal(row.captured_amount, 0, 'the COMMIT never reached the database: nothing was applied')
+    // The same key is not freed for a resend that could apply the capture twice.
+    const resent = await fetch(`${base}/transactions/${transactionId}/captures`, capture)
+    assert.equal(resent.status, 409, await resent.text())
   })
 
   it('/readyz stays ready and says "slow" when the database answers slowly, and 503 "unreachable" when it is down', async (t) => {

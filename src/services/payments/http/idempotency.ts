@@ -85,6 +85,10 @@ export function installIdempotency(app: FastifyInstance, deps: { db: PaymentsDb;
     tracked.delete(request)
     const where = deps.db.updateTable('payments_idempotency').where('app_id', '=', entry.appId).where('key', '=', entry.key)
     const status = reply.statusCode
+    // 504 outcome_unknown: the movement may have committed. The key stays "in progress" (a resend
+    // is refused with 409) until it is taken over as abandoned, rather than freed for a resend
+    // that could apply it twice.
+    if (status === 504) return payload
     if (status >= 500 || status === 409 || status === 429) {
       await deps.db.deleteFrom('payments_idempotency').where('app_id', '=', entry.appId).where('key', '=', entry.key).execute()
       return payload
