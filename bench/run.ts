@@ -68,6 +68,9 @@ const rows: BenchRow[] = []
 const crashed: string[] = []
 const started = Date.now()
 
+/** The longest one benchmark's smoke run may take (the slowest takes about a minute on a loaded machine). */
+const SMOKE_LIMIT_MS = 240_000
+
 async function run(benchmark: Benchmark): Promise<void> {
   const args = values.smoke ? benchmark.smokeArgs : (benchmark.args ?? [])
   const commandLine = `node ${benchmark.file}${args.length ? ` ${args.join(' ')}` : ''}`
@@ -80,12 +83,21 @@ async function run(benchmark: Benchmark): Promise<void> {
   console.log(`\n━━━ ${benchmark.name}: ${commandLine}`)
   const startedAt = performance.now()
   const child = spawn(process.execPath, [join(root, benchmark.file), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
+  // A smoke run is seconds per benchmark: one that hangs is stopped (and counted as crashed)
+  // rather than holding CI until its own time limit.
+  const limit = values.smoke
+    ? setTimeout(() => {
+        console.log(`━━━ ${benchmark.name}: still running after ${SMOKE_LIMIT_MS / 1000} s; killed`)
+        child.kill('SIGKILL')
+      }, SMOKE_LIMIT_MS)
+    : undefined
   const own: BenchRow[] = []
   for await (const line of createInterface({ input: child.stdout })) {
     if (line.startsWith('@bench-row ')) own.push(JSON.parse(line.slice('@bench-row '.length)) as BenchRow)
     else console.log(`  ${line}`)
   }
   const code = child.exitCode ?? (await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode))))
+  clearTimeout(limit)
   console.log(`━━━ ${benchmark.name}: ${((performance.now() - startedAt) / 1000).toFixed(0)} s`)
   rows.push(...own.map((row) => ({ ...row, benchmark: benchmark.name })))
   if (code !== 0) {
