@@ -1,6 +1,6 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely'
 import pg from 'pg'
-import { beforeDeadline, COMMIT_GRACE_MS, currentDatabaseDeadline } from './deadline.ts'
+import { beforeDeadline, COMMIT_GRACE_MS, type DatabaseUse, startDatabaseUse } from './deadline.ts'
 import { CommitOutcomeUnknownError, DatabaseUnavailableError, databaseFaultOf } from './errors.ts'
 
 /** The longest anything waits for a connection: a free one from the pool, or a new one opened. */
@@ -28,20 +28,20 @@ function connectionLost(error: unknown): boolean {
 const COMMIT = /^\s*commit\b/i
 
 /**
- * One checked-out client, as Kysely uses it. A statement still running at the current deadline
- * (core/db/deadline.ts) is abandoned, and so is the connection: released with an error, pg
- * closes it and PostgreSQL rolls back whatever transaction it had open. After a connection is
+ * One checked-out client, as Kysely uses it. A statement still running at the deadline of this
+ * use of the database (core/db/deadline.ts) is abandoned, and so is the connection: released
+ * with an error, pg closes it and PostgreSQL rolls back whatever transaction it had open. After a connection is
  * lost every further statement (Kysely's ROLLBACK) fails with the same error, so a COMMIT whose
  * outcome is unknown is reported as such, not as the failed ROLLBACK after it.
  */
-function guardedClient(client: pg.PoolClient): PostgresPoolClient {
+function guardedClient(client: pg.PoolClient, use: DatabaseUse): PostgresPoolClient {
   let lost: Error | undefined
   // Kysely also passes cursors (streamed queries); Triad configures none, so only text comes here.
   const guarded = {
     async query(text: string, values: readonly unknown[]) {
       if (lost) throw lost
       const commit = COMMIT.test(text)
-      let deadline = currentDatabaseDeadline()
+      let deadline = use.deadline
       if (deadline !== undefined && commit) deadline = Math.max(deadline, performance.now() + COMMIT_GRACE_MS)
       const running = client.query(text, [...values])
       try {
@@ -54,6 +54,7 @@ function guardedClient(client: pg.PoolClient): PostgresPoolClient {
       }
     },
     release() {
+      use.end()
       client.release(lost)
     },
   }
@@ -85,12 +86,15 @@ export function createGuardedPool(config: { connectionString: string; max: numbe
   return {
     pool: {
       async connect() {
-        const deadline = currentDatabaseDeadline()
+        // One use of the database (a statement, or a transaction) runs to this deadline.
+        const use = startDatabaseUse()
+        const { deadline } = use
         if (deadline !== undefined && deadline <= performance.now()) throw new DatabaseUnavailableError('no time was left to wait for a database connection')
         const acquiring = pool.connect()
         try {
-          return guardedClient(deadline === undefined ? await acquiring : await beforeDeadline(acquiring, deadline, 'no database connection came free in time'))
+          return guardedClient(deadline === undefined ? await acquiring : await beforeDeadline(acquiring, deadline, 'no database connection came free in time'), use)
         } catch (error) {
+          use.end()
           // Given up on: a connection that comes later goes back to the pool unused.
           acquiring.then((client) => client.release(), ignore)
           throw error

@@ -1,11 +1,11 @@
-import { beforeDeadline, currentDatabaseDeadline } from './deadline.ts'
+import { beforeDeadline, withSharedDeadline } from './deadline.ts'
 
 /**
  * Runs the transactions that change one row one after the other inside this process, each
  * taking a pooled connection only when its turn comes. On PostgreSQL they would wait for the
  * row lock anyway, but each holding a connection while it waits: forty captures of one
  * authorization would take the whole pool, and every other route would wait for it. A caller
- * whose deadline passes while it waits gives up (a 503: nothing was applied). Other instances
+ * whose budget runs out while it waits gives up (a 503: nothing was applied). Other instances
  * still meet at the row lock.
  */
 export function createRowQueue() {
@@ -17,9 +17,11 @@ export function createRowQueue() {
     const tail = previous.then(() => mine)
     tails.set(key, tail)
     try {
-      const deadline = currentDatabaseDeadline()
-      await (deadline === undefined ? previous : beforeDeadline(previous, deadline, 'the row stayed busy with earlier changes until the deadline'))
-      return await work()
+      // The wait for the row and the transaction after it share one deadline.
+      return await withSharedDeadline(async (deadline) => {
+        await (deadline === undefined ? previous : beforeDeadline(previous, deadline, 'the row stayed busy with earlier changes until the deadline'))
+        return work()
+      })
     } finally {
       done()
       if (tails.get(key) === tail) tails.delete(key)

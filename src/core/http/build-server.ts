@@ -2,7 +2,7 @@ import cors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { REQUEST_DATABASE_BUDGET_MS, withDatabaseDeadline } from '../db/deadline.ts'
+import { withRequestDatabaseBudget } from '../db/deadline.ts'
 import { type ErrorBodyFormatter, noRoute, sendError } from '../errors/error-handler.ts'
 import { createErrorOwners, setContextFormatter } from '../errors/error-owners.ts'
 import { registerBodyParsers } from './form-body.ts'
@@ -81,10 +81,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // These two run on every request: callback style, so they cost no promise and no microtask.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
-    // The database work of a request ends in time for a 503 to be its answer; once a reply has
-    // started (a stream) no status can be sent any more, and each statement gets the budget anew.
-    const deadline = performance.now() + REQUEST_DATABASE_BUDGET_MS
-    withDatabaseDeadline(() => (reply.raw.headersSent ? performance.now() + REQUEST_DATABASE_BUDGET_MS : deadline), done)
+    // Each use of the database in a request ends in time for a 503 to be its answer.
+    withRequestDatabaseBudget(done)
   })
   // One line per request, written when the response is done (Fastify's default writes two).
   app.addHook('onResponse', (request, reply, done) => {
