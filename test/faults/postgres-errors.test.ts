@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
+import { REQUEST_DATABASE_BUDGET_MS } from '../../src/core/db/deadline.ts'
 import { databaseFaultOf } from '../../src/core/db/errors.ts'
+import type { LlmPort } from '../../src/services/avatar/providers/llm/llm.port.ts'
 import { buildTestApp, testDialect } from '../helpers/build-app.ts'
 import { errorShapes } from '../helpers/error-shapes.ts'
 import { faultyDatabase } from '../helpers/faulty-database.ts'
@@ -143,5 +145,29 @@ describe('PostgreSQL faults, one request at a time', { skip }, () => {
     assert.deepEqual(down.body.error?.details, [{ check: 'database', state: 'unreachable' }])
     await proxy.up()
     assert.equal((await ready()).status, 200)
+  })
+})
+
+describe("a request's database budget counts database time only", { skip: testDialect === 'postgres' ? false : 'the budget bounds PostgreSQL connections' }, () => {
+  it('stores a chat turn whose model took longer than the whole budget', async (t) => {
+    const budgetMs = REQUEST_DATABASE_BUDGET_MS
+    // A model slower than the budget: reading the history before it and storing the turn after
+    // it are two short uses of the database.
+    const slow: LlmPort = {
+      name: 'slow',
+      complete: async () => {
+        await sleep(budgetMs + 500)
+        return '[emotion:happy][action:wave] Sorry for the wait!'
+      },
+      async *stream() {
+        yield 'unused'
+      },
+    }
+    const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_RATE_LIMIT: '0' }, deps: { avatar: { llm: slow } } })
+    const reply = await app.inject({ method: 'POST', url: '/v1/chat', payload: { sessionId: 'slow-model', userText: 'Hello?' } })
+    assert.equal(reply.statusCode, 200, reply.body)
+    const history = await app.inject('/v1/session/slow-model/history')
+    assert.equal(history.statusCode, 200, history.body)
+    assert.match(history.body, /Sorry for the wait/)
   })
 })
