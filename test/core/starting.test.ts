@@ -6,9 +6,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { buildApp, holdPortWhileStarting, migrateServices } from '../../src/app.ts'
+import { type AppDeps, buildApp, holdPortWhileStarting, migrateServices } from '../../src/app.ts'
 import { createManualClock } from '../../src/core/clock.ts'
 import type { Database } from '../../src/core/db/create-db.ts'
+import { fallsUnder } from '../../src/core/errors/error-owners.ts'
 import { listenUntilSignalled } from '../../src/core/http/graceful.ts'
 import { createLifecycle } from '../../src/core/http/lifecycle.ts'
 import { createIdGenerator } from '../../src/core/ids.ts'
@@ -49,10 +50,29 @@ function pollConnections(port: number, everyMs: number) {
   }
 }
 
+/**
+ * `triad serve`'s start in-process: the port held on `port`, then the app built behind it on
+ * `database` with `migrate` (tests hold or fail it); the app is not yet handed the socket.
+ */
+async function startBehindHolder(database: Database, port: number, config: ReturnType<typeof testConfig>, migrate: AppDeps['migrate']) {
+  const clock = createManualClock()
+  const holder = await holdPortWhileStarting(config, { port, host: '127.0.0.1' }, { logStream: devNull })
+  const lifecycle = createLifecycle()
+  const building = buildApp(config, {
+    database,
+    clock,
+    lifecycle,
+    holder,
+    ids: createIdGenerator(clock),
+    secrets: createSecrets(secretStoreOf(database), clock),
+    logStream: devNull,
+    migrate,
+  })
+  return { holder, lifecycle, building }
+}
+
 /** A build of all three services on `database` whose migrations wait for `release()`. */
 function heldStart(database: Database, port: number) {
-  const config = testConfig({})
-  const clock = createManualClock()
   let release = () => {}
   let started = () => {}
   const migrating = new Promise<void>((resolve) => (started = resolve))
@@ -60,25 +80,12 @@ function heldStart(database: Database, port: number) {
   return {
     migrating,
     release: () => release(),
-    start: async () => {
-      const holder = await holdPortWhileStarting(config, { port, host: '127.0.0.1' }, { logStream: devNull })
-      const lifecycle = createLifecycle()
-      const building = buildApp(config, {
-        database,
-        clock,
-        lifecycle,
-        holder,
-        ids: createIdGenerator(clock),
-        secrets: createSecrets(secretStoreOf(database), clock),
-        logStream: devNull,
-        migrate: async (db, names) => {
-          started()
-          await held
-          await migrateServices(db, names)
-        },
-      })
-      return { holder, lifecycle, building }
-    },
+    start: () =>
+      startBehindHolder(database, port, testConfig({}), async (db, names) => {
+        started()
+        await held
+        await migrateServices(db, names)
+      }),
   }
 }
 
@@ -148,23 +155,12 @@ describe('starting', () => {
   it('waits for a database it cannot reach, saying so in /readyz, and serves once it answers', async (t) => {
     const database = await createTestDatabase(t)
     const port = await freePort()
-    const config = testConfig({ TRIAD_SERVICES: 'avatar' })
-    const clock = createManualClock()
-    const holder = await holdPortWhileStarting(config, { port, host: '127.0.0.1' }, { logStream: devNull })
     let reachable = false
     let attempts = 0
-    const building = buildApp(config, {
-      database,
-      clock,
-      holder,
-      ids: createIdGenerator(clock),
-      secrets: createSecrets(secretStoreOf(database), clock),
-      logStream: devNull,
-      migrate: async (db, names) => {
-        attempts++
-        if (!reachable) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })
-        await migrateServices(db, names)
-      },
+    const { holder, building } = await startBehindHolder(database, port, testConfig({ TRIAD_SERVICES: 'avatar' }), async (db, names) => {
+      attempts++
+      if (!reachable) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })
+      await migrateServices(db, names)
     })
     const base = `http://127.0.0.1:${port}`
     while (attempts < 3) await sleep(20)
@@ -185,15 +181,8 @@ describe('starting', () => {
   it('ends the start on an error that waiting cannot mend, and lets go of the port', async (t) => {
     const database = await createTestDatabase(t)
     const port = await freePort()
-    const config = testConfig({ TRIAD_SERVICES: 'payments' })
-    const holder = await holdPortWhileStarting(config, { port, host: '127.0.0.1' }, { logStream: devNull })
-    const failing = buildApp(config, {
-      database,
-      holder,
-      logStream: devNull,
-      migrate: async () => {
-        throw new Error('migration 202611220040 failed: syntax error')
-      },
+    const { holder, building: failing } = await startBehindHolder(database, port, testConfig({ TRIAD_SERVICES: 'payments' }), async () => {
+      throw new Error('migration 202611220040 failed: syntax error')
     })
     await assert.rejects(failing, /syntax error/)
     await holder.close()
@@ -210,7 +199,7 @@ describe('starting', () => {
       for (const path of paths) {
         if (['/healthz', '/readyz'].includes(path)) continue
         assert.ok(
-          service.paths.some((prefix) => path === prefix || path.startsWith(`${prefix}/`)),
+          service.paths.some((prefix) => fallsUnder(path, prefix)),
           `${name}: ${path} is under none of ${service.paths.join(', ')}`,
         )
       }

@@ -41,7 +41,7 @@ function staticPrefix(url: string): string {
  * True when `path` is `prefix` or lies below it, segment-wise: `/transactions` and
  * `/transactions/x` fall under `/transactions/`, `/transactionsX` does not.
  */
-function fallsUnder(path: string, prefix: string): boolean {
+export function fallsUnder(path: string, prefix: string): boolean {
   const base = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix
   return path === base || path.startsWith(`${base}/`)
 }

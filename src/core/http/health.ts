@@ -26,7 +26,7 @@ const ReadySchema = Type.Object({
 
 /** One failed readiness check, in the details of the 503. */
 export interface FailedCheck {
-  check: 'migrations' | 'database' | 'redis' | 'shutdown'
+  check: 'migrations' | 'database' | 'shutdown'
   state: string
 }
 
@@ -56,7 +56,7 @@ export interface HealthOptions {
  * did). `/readyz`: it should be sent traffic: not stopping, its database answers; Redis, when
  * configured, is reported in `checks` but does not fail it (see below); a 503 names each check
  * that failed. Migrations run before this app
- * exists; while they do, `answerWhileMigrating` holds the port and fails readiness.
+ * exists; while they do, the port holder (core/http/port-holder.ts) fails readiness.
  */
 export async function healthRoutes(app: FastifyInstance, options: HealthOptions): Promise<void> {
   const { database, lifecycle, redis } = options

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyListenOptions } from 'fastify'
 import type { AddressInfo } from 'node:net'
 import { coreError } from '../errors/codes.ts'
+import { fallsUnder } from '../errors/error-owners.ts'
 import type { ErrorBodyFormatter } from '../errors/normalize.ts'
 import { buildServer, coreErrorBody, type ServerOptions } from './build-server.ts'
 import { type FailedCheck, notReady } from './health.ts'
@@ -34,9 +35,7 @@ export interface PortHolder {
 /** The body of the owner of `path`: the service whose prefix it falls under, else `fallback`. */
 function ownerOf(owners: readonly PathOwner[], fallback: ErrorBodyFormatter): (path: string) => ErrorBodyFormatter {
   return (path) => {
-    for (const owner of owners) {
-      for (const prefix of owner.prefixes) if (path === prefix || path.startsWith(`${prefix}/`)) return owner.errorBody
-    }
+    for (const owner of owners) if (owner.prefixes.some((prefix) => fallsUnder(path, prefix))) return owner.errorBody
     return fallback
   }
 }
