@@ -68,8 +68,8 @@ const rows: BenchRow[] = []
 const crashed: string[] = []
 const started = Date.now()
 
-/** The longest one benchmark's smoke run may take (the slowest takes about a minute on a loaded machine). */
-const SMOKE_LIMIT_MS = 240_000
+/** The longest one benchmark's smoke run may take (the slowest takes about a minute on a loaded machine; a hang is cut short at twice that). */
+const SMOKE_LIMIT_MS = 120_000
 
 async function run(benchmark: Benchmark): Promise<void> {
   const args = values.smoke ? benchmark.smokeArgs : (benchmark.args ?? [])

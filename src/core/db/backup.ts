@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, renameSync, statSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { backup, DatabaseSync } from 'node:sqlite'
+import { parsePostgresUrl } from './postgres-url.ts'
 
 /**
  * Backups of the SQLite database (`triad backup`, `triad restore`), and the PostgreSQL commands
@@ -150,10 +151,7 @@ function shellQuote(word: string): string {
 
 /** The PostgreSQL URL without its password (pg_dump and pg_restore read PGPASSWORD or ~/.pgpass). */
 export function withoutPassword(databaseUrl: string): { url: string; hadPassword: boolean } {
-  const parsed = new URL(databaseUrl)
-  const hadPassword = parsed.password !== ''
-  parsed.password = ''
-  return { url: parsed.toString(), hadPassword }
+  return parsePostgresUrl(databaseUrl).withoutPassword()
 }
 
 /** The `pg_dump` command that backs up the database of `databaseUrl` into `file` (custom format). */

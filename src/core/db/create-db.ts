@@ -1,6 +1,5 @@
 import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely'
 import { mkdirSync } from 'node:fs'
-import { userInfo } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import pg from 'pg'
 import { createSqliteDialect, registerSqliteDirect, sqliteDirect } from './node-sqlite-dialect.ts'
@@ -51,17 +50,6 @@ function dialectOf(url: string): DialectName {
   throw new Error(`DATABASE_URL must start with sqlite: or postgres:// (got ${JSON.stringify(url)})`)
 }
 
-/**
- * Like libpq (psql): without a user in the URL or PGUSER, connect as the operating-system user.
- * node-postgres would otherwise read $USER, which is often unset in services and CI.
- */
-function withDefaultUser(url: string): string {
-  const parsed = new URL(url)
-  if (parsed.username || process.env.PGUSER) return url
-  parsed.username = userInfo().username
-  return parsed.toString()
-}
-
 export async function createDb(url: string, options: CreateDbOptions = {}): Promise<Database> {
   const dialect = dialectOf(url)
   if (dialect === 'sqlite') {
@@ -85,7 +73,7 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
       },
     }
   }
-  const guarded = createGuardedPool({ connectionString: withDefaultUser(url), max: options.poolSize ?? 10, schema: options.schema })
+  const guarded = createGuardedPool({ connectionString: url, max: options.poolSize ?? 10, schema: options.schema })
   // Kysely's log hook times every query once any observer wants it; until then it costs one
   // call that returns (a PostgreSQL round trip dwarfs both).
   let observer: QueryObserver | undefined

@@ -64,9 +64,10 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMED
  * SQLSTATEs that say the database cannot serve now, not that the request is wrong: class 08
  * (connection exception), 53 (insufficient resources, but a full disk: 53100), 57P01–57P05
  * (shutting down, restarting, idle session), 57014 (statement or lock wait cancelled by a
- * timeout), 55P03 (lock_timeout), 25P03 (idle_in_transaction_session_timeout).
+ * timeout), 55P03 (lock_timeout), 25P03 (idle_in_transaction_session_timeout), 25006 (a write
+ * on a host that is read-only: a standby, or a primary demoted by a failover).
  */
-const UNAVAILABLE_SQLSTATE = /^(08...|53[0-9A-Z]{3}|57P0[1-5]|57014|55P03|25P03)$/
+const UNAVAILABLE_SQLSTATE = /^(08...|53[0-9A-Z]{3}|57P0[1-5]|57014|55P03|25P03|25006)$/
 
 /** pg and pg-pool report a lost or refused connection with these messages and no code. */
 const CONNECTION_MESSAGES =

@@ -2,6 +2,8 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely'
 import pg from 'pg'
 import { beforeDeadline, COMMIT_GRACE_MS, type DatabaseUse, startDatabaseUse } from './deadline.ts'
 import { CommitOutcomeUnknownError, DatabaseUnavailableError, databaseFaultOf } from './errors.ts'
+import { selectHosts } from './pg-hosts.ts'
+import { parsePostgresUrl } from './postgres-url.ts'
 
 /** The longest anything waits for a connection: a free one from the pool, or a new one opened. */
 const ACQUIRE_TIMEOUT_MS = 2000
@@ -15,8 +17,12 @@ const SESSION_SETTINGS = ['-c client_connection_check_interval=1000', '-c idle_i
 
 /** A SQLSTATE (five characters): the server answered, so the connection is still usable. */
 const SQLSTATE = /^[0-9A-Z]{5}$/
-/** Server errors that end the session (shutdown, crash, connection failure). */
-const SESSION_ENDING = /^(08|57P0)/
+/**
+ * Server errors that end the session (shutdown, crash, connection failure), and 25006: a write
+ * on a host that no longer takes writes (a primary demoted by a failover) — its connections are
+ * dropped so that new ones find the new primary.
+ */
+const SESSION_ENDING = /^(08|57P0|25006)/
 
 function connectionLost(error: unknown): boolean {
   if (error instanceof DatabaseUnavailableError) return true
@@ -71,7 +77,8 @@ export interface GuardedPool {
 
 export function createGuardedPool(config: { connectionString: string; max: number; schema?: string }): GuardedPool {
   const options = [...SESSION_SETTINGS, ...(config.schema ? [`-c search_path=${config.schema}`] : [])].join(' ')
-  const base = { connectionString: config.connectionString, options, connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS, keepAlive: true }
+  const hosts = selectHosts(parsePostgresUrl(config.connectionString))
+  const base = { Client: hosts.Client, options, connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS, keepAlive: true }
   const pool = new pg.Pool({ ...base, max: config.max })
   // A probe that hangs (a server that stopped answering) is given up on, and its connection closed.
   const probe = new pg.Pool({ ...base, max: 1, query_timeout: ACQUIRE_TIMEOUT_MS })
@@ -83,6 +90,20 @@ export function createGuardedPool(config: { connectionString: string; max: numbe
     each.on('error', ignore)
     each.on('connect', (client) => client.on('error', ignore))
   }
+  /** A connection from `from`; with several hosts, one that fails is retried on the next host. */
+  const acquire = async (from: pg.Pool, deadline: number | undefined): Promise<pg.PoolClient> => {
+    for (let attempt = 1; ; attempt++) {
+      const acquiring = from.connect()
+      try {
+        return deadline === undefined ? await acquiring : await beforeDeadline(acquiring, deadline, 'no database connection came free in time')
+      } catch (error) {
+        // Given up on: a connection that comes later goes back to the pool unused.
+        acquiring.then((client) => client.release(), ignore)
+        if (attempt >= hosts.hostCount || databaseFaultOf(error) !== 'unavailable') throw error
+        if (deadline !== undefined && deadline <= performance.now()) throw error
+      }
+    }
+  }
   return {
     pool: {
       async connect() {
@@ -90,13 +111,10 @@ export function createGuardedPool(config: { connectionString: string; max: numbe
         const use = startDatabaseUse()
         const { deadline } = use
         if (deadline !== undefined && deadline <= performance.now()) throw new DatabaseUnavailableError('no time was left to wait for a database connection')
-        const acquiring = pool.connect()
         try {
-          return guardedClient(deadline === undefined ? await acquiring : await beforeDeadline(acquiring, deadline, 'no database connection came free in time'), use)
+          return guardedClient(await acquire(pool, deadline), use)
         } catch (error) {
           use.end()
-          // Given up on: a connection that comes later goes back to the pool unused.
-          acquiring.then((client) => client.release(), ignore)
           throw error
         }
       },
@@ -105,7 +123,16 @@ export function createGuardedPool(config: { connectionString: string; max: numbe
       },
     },
     async ping() {
-      await probe.query('select 1')
+      const client = await acquire(probe, performance.now() + ACQUIRE_TIMEOUT_MS)
+      let failure: Error | undefined
+      try {
+        await client.query('select 1')
+      } catch (error) {
+        failure = error as Error
+        throw error
+      } finally {
+        client.release(failure)
+      }
     },
     stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   }
