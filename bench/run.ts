@@ -11,6 +11,7 @@ import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
+import { standbyPairUnavailable } from '../test/helpers/postgres-standby.ts'
 import type { BenchRow } from './lib.ts'
 
 const { values } = parseArgs({
@@ -60,6 +61,7 @@ const benchmarks: Benchmark[] = [
   { name: 'growth', file: 'bench/growth.ts', smokeArgs: ['--smoke'] },
   { name: 'scaling', file: 'bench/scaling.ts', smokeArgs: ['--smoke'] },
   { name: 'redis-outage', file: 'bench/redis-outage.ts', smokeArgs: ['--smoke'] },
+  { name: 'standby-reads', file: 'bench/standby-reads.ts', smokeArgs: ['--smoke'], unavailable: () => standbyPairUnavailable },
   { name: 'peer', file: 'bench/peer/run.ts', smokeArgs: ['--quick'], unavailable: peerUnavailable },
 ]
 

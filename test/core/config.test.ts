@@ -50,6 +50,19 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ SHUTDOWN_TIMEOUT: 'soon' }), /SHUTDOWN_TIMEOUT must be a duration/)
   })
 
+  it('takes a standby only beside a PostgreSQL primary, and a wait of 1 s at most', () => {
+    const primary = 'postgres://triad@db-primary/triad'
+    assert.equal(loadConfig({ DATABASE_URL: primary }).core.standby, undefined)
+    assert.deepEqual(loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://triad@db-standby/triad' }).core.standby, {
+      url: 'postgres://triad@db-standby/triad',
+      maxWaitMs: 50,
+    })
+    assert.equal(loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://s/triad', DATABASE_READ_MAX_WAIT: '0ms' }).core.standby?.maxWaitMs, 0)
+    assert.throws(() => loadConfig({ DATABASE_READ_URL: 'postgres://s/triad' }), /DATABASE_READ_URL names a PostgreSQL standby .* DATABASE_URL must be postgres:\/\/… too \(it is SQLite here\)/)
+    assert.throws(() => loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: 'sqlite:./copy.sqlite' }), /DATABASE_READ_URL must be postgres:/)
+    assert.throws(() => loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://s/triad', DATABASE_READ_MAX_WAIT: '2s' }), /DATABASE_READ_MAX_WAIT must be at most 1000ms/)
+  })
+
   it('reads a .env file, with the real environment taking precedence', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'triad-env-')), '.env')
     writeFileSync(file, 'PORT=9100\nLOG_LEVEL=debug\n')

@@ -10,6 +10,20 @@ const DEFAULT_SECRETS_FILE = './data/secrets.json'
 
 const DATABASE_URL_PATTERN = '^(sqlite:.+|postgres(ql)?://.+)$'
 
+/** A routed read waits for the standby at most this long: the wait comes out of the request's database time. */
+const MAX_READ_WAIT_MS = 1000
+
+/** The standby of DATABASE_READ_URL, checked against DATABASE_URL (a standby needs a PostgreSQL primary). */
+function standbyOf(databaseUrl: string, readUrl: string | undefined, maxWait: string) {
+  if (readUrl === undefined) return undefined
+  if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new Error('DATABASE_READ_URL names a PostgreSQL standby of the primary, so DATABASE_URL must be postgres://… too (it is SQLite here); unset DATABASE_READ_URL')
+  }
+  const maxWaitMs = parseDurationMs(maxWait)
+  if (maxWaitMs > MAX_READ_WAIT_MS) throw new Error(`DATABASE_READ_MAX_WAIT must be at most ${MAX_READ_WAIT_MS}ms (got ${maxWait})`)
+  return { url: readUrl, maxWaitMs }
+}
+
 export const coreSection = defineSection(
   Type.Object({
     PORT: Env.port(8080),
@@ -18,6 +32,10 @@ export const coreSection = defineSection(
       default: 'sqlite:./data/triad.sqlite',
       pattern: DATABASE_URL_PATTERN,
     }),
+    DATABASE_READ_URL: Env.optionalString('postgres://user@host:port/database of a streaming standby of DATABASE_URL (unset: every read on the primary)', {
+      pattern: '^postgres(ql)?://.+',
+    }),
+    DATABASE_READ_MAX_WAIT: Env.duration('50ms'),
     REDIS_URL: Env.optionalString('a redis:// URL', { pattern: '^rediss?://.+' }),
     TRIAD_SERVICES: Env.string(`a comma-separated list of ${SERVICE_NAMES.join(', ')}`, {
       default: SERVICE_NAMES.join(','),
@@ -42,6 +60,8 @@ export const coreSection = defineSection(
     port: env.PORT,
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
+    /** Where lag-tolerant reads may go (core/db/read-replica.ts); undefined without DATABASE_READ_URL. */
+    standby: standbyOf(env.DATABASE_URL, env.DATABASE_READ_URL, env.DATABASE_READ_MAX_WAIT),
     redisUrl: env.REDIS_URL,
     services: [...new Set(splitList(env.TRIAD_SERVICES))] as ServiceName[],
     logLevel: env.LOG_LEVEL,

@@ -5,6 +5,7 @@ import pg from 'pg'
 import { createSqliteDialect, registerSqliteDirect, sqliteDirect } from './node-sqlite-dialect.ts'
 import { combineObservers, type QueryObserver } from './query-observer.ts'
 import { createGuardedPool } from './pg-pool.ts'
+import { createStandbyReads, type RoutedReadObserver } from './read-replica.ts'
 
 export type DialectName = 'sqlite' | 'postgres'
 
@@ -30,6 +31,16 @@ export interface Database {
   ping(): Promise<void>
   /** PostgreSQL: the pool's connections right now; SQLite has one connection and no pool. */
   poolStats?(): { total: number; idle: number; waiting: number }
+  /**
+   * Runs `work`, a read that tolerates lag (a list page, an aggregate), on one connection: the
+   * standby's (DATABASE_READ_URL) once it has replayed every write the primary acknowledged
+   * before the read began, else the primary's; without a standby, `work(db)`. Never for a read
+   * that decides a write, nor inside a transaction (core/db/read-replica.ts).
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as `db`.
+  routedRead<T>(work: (db: Kysely<any>) => Promise<T>): Promise<T>
+  /** With a standby: adds an observer told where each routed read ran, and why (metrics). */
+  observeRoutedReads?(observer: RoutedReadObserver): void
 }
 
 export interface CreateDbOptions {
@@ -42,6 +53,8 @@ export interface CreateDbOptions {
    * docs/scaling.md). On SQLite the prepared fast path runs past Kysely and is not seen.
    */
   log?: (event: LogEvent) => void
+  /** PostgreSQL only: a streaming standby of `url` for `routedRead` (DATABASE_READ_URL), and how long a read waits for it to catch up. */
+  standby?: { url: string; maxWaitMs: number }
 }
 
 function dialectOf(url: string): DialectName {
@@ -63,6 +76,7 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
       db,
       dialect,
       destroy: () => db.destroy(),
+      routedRead: (work) => work(db),
       ping: async () => {
         await sql`select 1`.execute(db)
       },
@@ -73,25 +87,32 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
       },
     }
   }
-  const guarded = createGuardedPool({ connectionString: url, max: options.poolSize ?? 10, schema: options.schema })
+  const poolSize = options.poolSize ?? 10
+  const guarded = createGuardedPool({ connectionString: url, max: poolSize, schema: options.schema })
   // Kysely's log hook times every query once any observer wants it; until then it costs one
   // call that returns (a PostgreSQL round trip dwarfs both).
   let observer: QueryObserver | undefined
   const observers: QueryObserver[] = []
-  const db = new Kysely({
-    dialect: new PostgresDialect({ pool: guarded.pool }),
-    log: (event) => {
-      options.log?.(event)
-      if (!observer) return
-      const durationMs = event.queryDurationMillis
-      observer({ sql: event.query.sql, startedAt: performance.now() - durationMs, durationMs, failed: event.level === 'error' })
-    },
-  })
+  const log = (event: LogEvent) => {
+    options.log?.(event)
+    if (!observer) return
+    const durationMs = event.queryDurationMillis
+    observer({ sql: event.query.sql, startedAt: performance.now() - durationMs, durationMs, failed: event.level === 'error' })
+  }
+  const db = new Kysely({ dialect: new PostgresDialect({ pool: guarded.pool }), log })
+  const standby = options.standby
+    ? createStandbyReads({ primary: guarded.pool, standby: options.standby, schema: options.schema, poolSize, log })
+    : undefined
   if (options.schema) await sql`create schema if not exists ${sql.id(options.schema)}`.execute(db)
   return {
     db,
     dialect,
-    destroy: () => db.destroy(),
+    destroy: async () => {
+      await standby?.destroy()
+      await db.destroy()
+    },
+    routedRead: standby ? standby.run : (work) => work(db),
+    observeRoutedReads: standby?.observe,
     observeQueries: (added) => {
       observers.push(added)
       observer = combineObservers(observers)

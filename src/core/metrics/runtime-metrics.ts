@@ -20,7 +20,7 @@ function operationOf(sql: string): string {
 
 /**
  * The database's query latency (every statement, Kysely's or run directly on SQLite), its pool
- * (PostgreSQL), and Redis' round trip, measured by a PING when Prometheus scrapes.
+ * (PostgreSQL), where its routed reads ran (with a standby), and Redis' round trip, measured by a PING when Prometheus scrapes.
  */
 export function installRuntimeMetrics(metrics: PrometheusMetrics, deps: { database: Database; redis?: Redis }): void {
   const { database, redis } = deps
@@ -42,6 +42,14 @@ export function installRuntimeMetrics(metrics: PrometheusMetrics, deps: { databa
     }
     child.observe(query.durationMs / 1000)
   })
+  if (database.observeRoutedReads) {
+    const routedReads = metrics.counter<'target' | 'reason'>({
+      name: 'triad_db_routed_reads_total',
+      help: 'Lag-tolerant reads with a standby (DATABASE_READ_URL), by where they ran (standby, primary) and why',
+      labelNames: ['target', 'reason'],
+    })
+    database.observeRoutedReads((outcome) => routedReads.inc(outcome))
+  }
   const poolStats = database.poolStats
   if (poolStats) {
     const pool = new Gauge({

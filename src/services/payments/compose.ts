@@ -81,7 +81,7 @@ export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger
   const processor = deps.processor ?? createSandboxProcessor({ db, dialect: deps.database.dialect, clock: deps.clock, fx })
   let eventRecorded = () => {}
   return {
-    database: { db, dialect: deps.database.dialect },
+    database: { db, dialect: deps.database.dialect, routedRead: deps.database.routedRead },
     db,
     clock: deps.clock,
     ids: deps.ids,

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../core/clock.ts'
-import type { DialectName } from '../../core/db/create-db.ts'
+import type { Database, DialectName } from '../../core/db/create-db.ts'
 import type { IdGenerator } from '../../core/ids.ts'
 import type { PaymentsConfig } from './config.ts'
 import type { EventSink } from './events/event-sink.port.ts'
@@ -13,7 +13,7 @@ import type { PaymentsTables } from './tables.ts'
 
 /** What the payments services share: built once per mounted app (or CLI run). */
 export interface PaymentsContext {
-  database: { db: Kysely<PaymentsTables>; dialect: DialectName }
+  database: { db: Kysely<PaymentsTables>; dialect: DialectName; routedRead: Database['routedRead'] }
   db: Kysely<PaymentsTables>
   clock: Clock
   ids: IdGenerator

@@ -62,11 +62,13 @@ describe('session list paging', () => {
   })
 
   it('answers a page from the listing index, seeking straight to the cursor', async (t) => {
-    const { database, clock } = await buildAvatarApp(t)
+    const { app, database, clock } = await buildAvatarApp(t)
+    await chat(app, { sessionId: 'anchor', userText: 'hi' })
     const plugin = recorder()
-    const repository = createSessionsRepository({ ...database, db: database.db.withPlugin(plugin) })
+    const db = database.db.withPlugin(plugin)
+    const repository = createSessionsRepository({ ...database, db, routedRead: (work) => work(db) })
     const cutoff = new Date(clock.now().getTime() - 3_600_000).toISOString()
-    await repository.listActiveSessions({ cutoff, limit: 50, before: { createdAt: clock.now().toISOString(), id: 'x' } })
+    await repository.listActiveSessions({ cutoff, limit: 50, beforeId: 'anchor' })
     const node = plugin.nodes.at(-1)
     assert.ok(node)
     const compiled = database.db.getExecutor().compileQuery(node, { queryId: 'plan' })

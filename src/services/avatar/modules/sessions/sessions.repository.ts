@@ -124,6 +124,23 @@ async function listActiveSessions(
   return query.execute()
 }
 
+/** A session with its messages, oldest first; undefined when there is no such session. */
+async function findSessionWithMessages(db: ChatDbExecutor, id: string): Promise<{ session: SessionRow; messages: MessageRow[] } | undefined> {
+  const session = await findSession(db, id)
+  return session && { session, messages: await listMessages(db, id) }
+}
+
+/** A page of active sessions after the one named `beforeId` (of the previous page); undefined when that one is unknown. */
+async function listActiveSessionsAfter(db: ChatDbExecutor, options: { cutoff: string; limit?: number; beforeId?: string }): Promise<SessionRow[] | undefined> {
+  let before: { createdAt: string; id: string } | undefined
+  if (options.beforeId !== undefined) {
+    const anchor = await findSession(db, options.beforeId)
+    if (!anchor) return undefined
+    before = { createdAt: anchor.created_at, id: anchor.id }
+  }
+  return listActiveSessions(db, { cutoff: options.cutoff, limit: options.limit, before })
+}
+
 /** One exchange to append: the session's id, the time of its last message, the expiry cutoff. */
 export interface SessionAppend {
   id: string
@@ -146,7 +163,8 @@ export function createSessionsRepository(database: Database) {
     findSession: (id: string) => findSession(db, id),
     /** The last `limit` messages of a session, oldest first. */
     listRecentMessages: (sessionId: string, limit: number) => listRecentMessages(db, sessionId, limit),
-    listMessages: (sessionId: string) => listMessages(db, sessionId),
+    /** A routed read (core/db/read-replica.ts): GET /v1/session/{id}/history shows what was acknowledged before it, from a standby or the primary. */
+    findSessionWithMessages: (id: string) => database.routedRead((read) => findSessionWithMessages(read, id)),
     /**
      * Appends messages to a session (created on first use, started afresh when idle since
      * before `cutoff`); resolves once they are committed.
@@ -157,7 +175,8 @@ export function createSessionsRepository(database: Database) {
     deleteSession: (id: string) => deleteSession(db, id),
     /** Deletes every session idle since before `cutoff` (their messages go with them). */
     deleteIdleSessions: (cutoff: string) => deleteIdleSessions(db, cutoff),
-    listActiveSessions: (options: Parameters<typeof listActiveSessions>[1]) => listActiveSessions(db, options),
+    /** A routed read, like the history. */
+    listActiveSessions: (options: Parameters<typeof listActiveSessionsAfter>[1]) => database.routedRead((read) => listActiveSessionsAfter(read, options)),
   }
 }
 

@@ -45,12 +45,6 @@ export function createSessionsService(deps: SessionsServiceDeps) {
   const cutoff = () => new Date(deps.clock.now().getTime() - deps.sessionTtlMs).toISOString()
   const isActive = (session: SessionRow) => session.last_active_at >= cutoff()
 
-  async function activeSession(id: string): Promise<SessionRow> {
-    const session = await repository.findSession(id)
-    if (!session || !isActive(session)) throw sessionNotFound(id)
-    return session
-  }
-
   async function sweepIfDue(): Promise<void> {
     const now = deps.clock.now().getTime()
     if (now - lastSweep < SWEEP_INTERVAL_MS) return
@@ -93,20 +87,14 @@ export function createSessionsService(deps: SessionsServiceDeps) {
     },
 
     async history(id: string): Promise<{ sessionId: string; messages: HistoryMessage[] }> {
-      await activeSession(id)
-      return { sessionId: id, messages: (await repository.listMessages(id)).map(toHistoryMessage) }
+      const found = await repository.findSessionWithMessages(id)
+      if (!found || !isActive(found.session)) throw sessionNotFound(id)
+      return { sessionId: id, messages: found.messages.map(toHistoryMessage) }
     },
 
     async list(options: { limit?: number; before?: string }) {
-      let before: { createdAt: string; id: string } | undefined
-      if (options.before !== undefined) {
-        const anchor = await repository.findSession(options.before)
-        if (!anchor) {
-          throw avatarError('validation_failed', 'before must be the id of a session from the previous page')
-        }
-        before = { createdAt: anchor.created_at, id: anchor.id }
-      }
-      const rows = await repository.listActiveSessions({ cutoff: cutoff(), limit: options.limit, before })
+      const rows = await repository.listActiveSessions({ cutoff: cutoff(), limit: options.limit, beforeId: options.before })
+      if (!rows) throw avatarError('validation_failed', 'before must be the id of a session from the previous page')
       return { sessions: rows.map((row) => ({ id: row.id, created_at: row.created_at, message_count: Number(row.message_count) })) }
     },
 

@@ -1,5 +1,5 @@
 import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
-import type { DialectName } from '../../../../core/db/create-db.ts'
+import type { Database, DialectName } from '../../../../core/db/create-db.ts'
 import { prepared } from '../../../../core/db/prepared.ts'
 import { createReadCache } from '../../../../core/db/read-cache.ts'
 import type { Clock } from '../../../../core/clock.ts'
@@ -327,7 +327,7 @@ function containsPattern(text: string): string {
   return `%${text.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 }
 
-export async function listTransactionsOfMerchant(
+async function listTransactionsOfMerchant(
   db: PaymentsDb,
   merchantId: string,
   page: PageRequest,
@@ -370,7 +370,7 @@ interface VolumeRow {
  * currency, never the transactions themselves): authorizations by the day they were made,
  * captures and refunds by the day they were made.
  */
-export async function volumeOfMerchant(db: PaymentsDb, merchantId: string, from: string, before: string): Promise<VolumeRow[]> {
+async function volumeRows(db: PaymentsDb, merchantId: string, from: string, before: string): Promise<VolumeRow[]> {
   const day = sql<string>`substr(${sql.ref('payments_transactions.created')}, 1, 10)`
   const authorized = await db
     .selectFrom('payments_transactions')
@@ -448,7 +448,7 @@ export async function trailOf(db: PaymentsDb, dialect: DialectName, transactionI
 }
 
 /** The trails of the given transactions, oldest entry first. */
-export async function trailsOf(db: PaymentsDb, transactionIds: string[]): Promise<Map<string, TrailRow[]>> {
+async function trailsOf(db: PaymentsDb, transactionIds: string[]): Promise<Map<string, TrailRow[]>> {
   const byTransaction = new Map<string, TrailRow[]>()
   if (transactionIds.length === 0) return byTransaction
   const rows = await db
@@ -464,6 +464,27 @@ export async function trailsOf(db: PaymentsDb, transactionIds: string[]): Promis
     else byTransaction.set(row.transaction_id, [row])
   }
   return byTransaction
+}
+
+// The merchant API's lists and the dashboard's volume are routed reads (core/db/read-replica.ts):
+// with a standby they run there once it has replayed every write acknowledged before them.
+
+/** A page of a merchant's transactions with their trails, both from one connection. */
+export function transactionPageOfMerchant(
+  database: Pick<Database, 'routedRead'>,
+  merchantId: string,
+  page: PageRequest,
+  filter: TransactionFilter = {},
+): Promise<{ rows: TransactionRow[]; trails: Map<string, TrailRow[]> }> {
+  return database.routedRead(async (db: PaymentsDb) => {
+    const rows = await listTransactionsOfMerchant(db, merchantId, page, filter)
+    return { rows, trails: await trailsOf(db, rows.map((row) => row.id)) }
+  })
+}
+
+/** A merchant's volume between two instants (see `volumeRows`). */
+export function volumeOfMerchant(database: Pick<Database, 'routedRead'>, merchantId: string, from: string, before: string): Promise<VolumeRow[]> {
+  return database.routedRead((db: PaymentsDb) => volumeRows(db, merchantId, from, before))
 }
 
 export async function insertCard(db: PaymentsDb, row: CardsTable): Promise<void> {

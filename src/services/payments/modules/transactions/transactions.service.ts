@@ -296,11 +296,7 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
 
     async listOfMerchant(appId: string, merchantId: string, page: PageRequest, filter: repo.TransactionFilter = {}): Promise<TransactionDto[]> {
       await merchants.requireMerchant(appId, merchantId)
-      const rows = await repo.listTransactionsOfMerchant(db, merchantId, page, filter)
-      const trails = await repo.trailsOf(
-        db,
-        rows.map((row) => row.id),
-      )
+      const { rows, trails } = await repo.transactionPageOfMerchant(ctx.database, merchantId, page, filter)
       return rows.map((row) => toTransaction(row, trails.get(row.id) ?? []))
     },
 
@@ -308,7 +304,7 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
     async volume(appId: string, merchantId: string, period: VolumePeriod): Promise<VolumeDto> {
       await merchants.requireMerchant(appId, merchantId)
       const dayAfter = new Date(Date.parse(`${period.to}T00:00:00.000Z`) + 86_400_000).toISOString()
-      const rows = await repo.volumeOfMerchant(db, merchantId, `${period.from}T00:00:00.000Z`, dayAfter)
+      const rows = await repo.volumeOfMerchant(ctx.database, merchantId, `${period.from}T00:00:00.000Z`, dayAfter)
       const days: string[] = []
       for (let at = Date.parse(`${period.from}T00:00:00.000Z`); at < Date.parse(dayAfter); at += 86_400_000) days.push(new Date(at).toISOString().slice(0, 10))
       const zero = (): VolumeTotals => ({ count: 0, authorized: 0, captured: 0, refunded: 0 })
