@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { parseDuration as parseDurationMs } from './duration.ts'
 import { defineSection, Env, splitList } from './load-config.ts'
+import { parseRedisUrl, REDIS_URL_PATTERN, SENTINEL_URL_FORM } from './redis-url.ts'
 
 export const SERVICE_NAMES = ['authn', 'avatar', 'payments'] as const
 export type ServiceName = (typeof SERVICE_NAMES)[number]
@@ -10,6 +11,12 @@ const DEFAULT_SECRETS_FILE = './data/secrets.json'
 
 const DATABASE_URL_PATTERN = '^(sqlite:.+|postgres(ql)?://.+)$'
 
+/** The URL as given, once it is known to parse (a malformed sentinel list fails the start, naming what is wrong). */
+function checkedRedisUrl(url: string): string {
+  parseRedisUrl(url)
+  return url
+}
+
 export const coreSection = defineSection(
   Type.Object({
     PORT: Env.port(8080),
@@ -18,7 +25,7 @@ export const coreSection = defineSection(
       default: 'sqlite:./data/triad.sqlite',
       pattern: DATABASE_URL_PATTERN,
     }),
-    REDIS_URL: Env.optionalString('a redis:// URL', { pattern: '^rediss?://.+' }),
+    REDIS_URL: Env.optionalString(`a redis:// or rediss:// URL (one server), or ${SENTINEL_URL_FORM} (Redis Sentinel)`, { pattern: REDIS_URL_PATTERN }),
     TRIAD_SERVICES: Env.string(`a comma-separated list of ${SERVICE_NAMES.join(', ')}`, {
       default: SERVICE_NAMES.join(','),
       pattern: `^\\s*(${SERVICE_NAMES.join('|')})\\s*(,\\s*(${SERVICE_NAMES.join('|')})\\s*)*$`,
@@ -42,7 +49,7 @@ export const coreSection = defineSection(
     port: env.PORT,
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
-    redisUrl: env.REDIS_URL,
+    redisUrl: env.REDIS_URL === undefined ? undefined : checkedRedisUrl(env.REDIS_URL),
     services: [...new Set(splitList(env.TRIAD_SERVICES))] as ServiceName[],
     logLevel: env.LOG_LEVEL,
     corsOrigins: splitList(env.CORS_ORIGINS),
