@@ -15,7 +15,7 @@ import { telemetryHooks } from './core/telemetry/hooks.ts'
 import { healthRoutes } from './core/http/health.ts'
 import { createLifecycle, installLifecycleHooks, type Lifecycle } from './core/http/lifecycle.ts'
 import { createIdGenerator, type IdGenerator } from './core/ids.ts'
-import { connectRedis, createRedis } from './core/redis.ts'
+import { closeRedis, connectRedis, createRedis } from './core/redis.ts'
 import { packageInfo } from './core/version.ts'
 import type { Secrets } from './core/security/keyring.ts'
 import { openConfiguredSecrets, unsuppliedSecretsWarning } from './core/security/secrets.ts'
@@ -176,7 +176,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   telemetryHooks.observeDatabase?.(database)
   app.addHook('onClose', async () => {
     await telemetryHooks.flush?.()
-    redis?.disconnect()
+    if (redis) closeRedis(redis)
     if (ownsDatabase) await database.destroy()
   })
   // Closed without a stop signal first (tests, commands): nothing waits for a grace period.

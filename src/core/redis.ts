@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis'
+import { parseRedisUrl, type RedisLocation } from './config/redis-url.ts'
 
 /**
  * How Triad talks to Redis: never wait for it. Every use of Redis has an answer without it (rate
@@ -20,6 +21,8 @@ const REDIS_RETRY_CAP_MS = 500
 const REDIS_CONNECT_TIMEOUT_MS = 1000
 const REDIS_SOCKET_TIMEOUT_MS = 1000
 
+const retryDelay = (attempt: number) => Math.min(attempt * 50, REDIS_RETRY_CAP_MS)
+
 const failFastRedisOptions = {
   lazyConnect: true,
   enableOfflineQueue: false,
@@ -27,12 +30,75 @@ const failFastRedisOptions = {
   commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
   socketTimeout: REDIS_SOCKET_TIMEOUT_MS,
   connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-  retryStrategy: (attempt: number) => Math.min(attempt * 50, REDIS_RETRY_CAP_MS),
+  retryStrategy: retryDelay,
 } satisfies RedisOptions
 
-/** A client for REDIS_URL with the options above; it connects when `connectRedis` is called. */
+/**
+ * With Sentinel, each (re)connection asks a sentinel for the master and then checks, with the
+ * ready check's INFO, that the node it reached is a master (a demoted one is dropped and the
+ * sentinels asked again), so a failover is followed by the reconnection that the master's loss
+ * starts. On top of that:
+ * - `failoverDetector`: the client also listens to the sentinels' `+switch-master` and
+ *   reconnects at once, which is what moves a connection that stays open to a master that is
+ *   no longer reachable (a partition rather than a crash; the idle subscriber of the operator
+ *   channel would otherwise wait for TCP keep-alive);
+ * - a sentinel is given the same connect and command timeouts as Redis, so one that hangs
+ *   delays a reconnection by a second at most before the next sentinel is asked, and when none
+ *   answers the round starts again on the same 50–500 ms schedule.
+ */
+function sentinelOptions(location: Extract<RedisLocation, { kind: 'sentinel' }>): RedisOptions {
+  return {
+    sentinels: location.sentinels,
+    name: location.masterName,
+    role: 'master',
+    username: location.username,
+    password: location.password,
+    sentinelPassword: location.sentinelPassword,
+    failoverDetector: true,
+    sentinelCommandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    sentinelRetryStrategy: retryDelay,
+  }
+}
+
+/**
+ * ioredis ends a Sentinel client for good when its failover detector fires while a
+ * reconnection is asking a sentinel for the master (the detector's disconnect aborts that
+ * attempt, and an aborted attempt is taken for the end): a +switch-master that lands in that
+ * window would leave the instance without Redis until a restart. Such a client is connected
+ * again; one Triad closes (`closeRedis`) stays closed.
+ */
+const closedOnPurpose = new WeakSet<Redis>()
+
+function reconnectWhenEnded(redis: Redis): Redis {
+  redis.on('end', () => {
+    if (closedOnPurpose.has(redis)) return
+    setTimeout(() => {
+      if (redis.status === 'end' && !closedOnPurpose.has(redis)) redis.connect().catch(() => {})
+    }, REDIS_RETRY_CAP_MS).unref()
+  })
+  return redis
+}
+
+/**
+ * A client for REDIS_URL (one server, or the master its sentinels name) with the options above;
+ * it connects when `connectRedis` is called.
+ */
 export function createRedis(url: string): Redis {
-  return new Redis(url, failFastRedisOptions)
+  const location = parseRedisUrl(url)
+  if (location.kind === 'server') return new Redis(url, failFastRedisOptions)
+  return reconnectWhenEnded(new Redis({ ...failFastRedisOptions, ...sentinelOptions(location) }))
+}
+
+/** A second connection to the same Redis (following the same sentinels), for a use that needs one of its own. */
+export function duplicateRedis(redis: Redis, overrides: Partial<RedisOptions> = {}): Redis {
+  const duplicate = redis.duplicate(overrides)
+  return redis.options.sentinels ? reconnectWhenEnded(duplicate) : duplicate
+}
+
+/** Disconnects for good (a Sentinel client is not connected again, see `reconnectWhenEnded`). */
+export function closeRedis(redis: Redis): void {
+  closedOnPurpose.add(redis)
+  redis.disconnect()
 }
 
 /** Whether a command sent now can be answered (connected, handshake done). */

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ConfigError, loadConfig } from '../../src/config.ts'
 import { readEnvironment } from '../../src/core/config/load-config.ts'
+import { parseRedisUrl } from '../../src/core/config/redis-url.ts'
 
 const triad = new URL('../../bin/triad.js', import.meta.url).pathname
 
@@ -69,6 +70,45 @@ describe('configuration', () => {
     const config = loadConfig(readEnvironment({ LOG_LEVEL: 'warn' }, file))
     assert.equal(config.core.port, 9100)
     assert.equal(config.core.logLevel, 'warn')
+  })
+
+  it('takes REDIS_URL as one server or as sentinels and a master name', () => {
+    assert.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).core.redisUrl, 'redis://127.0.0.1:6379')
+    const sentinels = 'redis+sentinel://:s%40cret@10.0.0.1:26379,10.0.0.2:26380,[::1]/triad?sentinelPassword=other'
+    assert.equal(loadConfig({ REDIS_URL: sentinels }).core.redisUrl, sentinels)
+    assert.deepEqual(parseRedisUrl(sentinels), {
+      kind: 'sentinel',
+      sentinels: [
+        { host: '10.0.0.1', port: 26379 },
+        { host: '10.0.0.2', port: 26380 },
+        { host: '::1', port: 26379 },
+      ],
+      masterName: 'triad',
+      username: undefined,
+      password: 's@cret',
+      sentinelPassword: 'other',
+    })
+  })
+
+  it('refuses a sentinel URL it cannot follow, saying what is wrong without repeating the password', () => {
+    for (const [url, reason] of [
+      ['redis+sentinel://:pw@10.0.0.1:26379', /the master name is missing after the sentinels/],
+      ['redis+sentinel://:pw@/triad', /no sentinel is named/],
+      ['redis+sentinel://:pw@10.0.0.1:26379,10.0.0.2:port/triad', /"10\.0\.0\.2:port" is not a sentinel's host:port/],
+      ['redis+sentinel://:pw@10.0.0.1:26379/triad?role=replica', /unknown parameter "role" \(the only one is sentinelPassword\)/],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ REDIS_URL: url }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError)
+          assert.match(error.message, /REDIS_URL must be redis\+sentinel:\/\/\[\[user\]:password@\]host:port\[,host:port…\]\/master-name/)
+          assert.match(error.message, reason)
+          assert.doesNotMatch(error.message, /pw/)
+          return true
+        },
+      )
+    }
+    assert.throws(() => loadConfig({ REDIS_URL: 'sentinel://10.0.0.1/triad' }), /REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL \(one server\), or redis\+sentinel:\/\//)
   })
 
   it('returns a frozen object', () => {

@@ -8,7 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { parse } from 'yaml'
 import { configSchemas, loadConfig } from '../../src/config.ts'
 import { parseDuration } from '../../src/core/config/duration.ts'
-import { hasCommand, startNginx } from '../helpers/nginx.ts'
+import { parseRedisUrl } from '../../src/core/config/redis-url.ts'
+import { hasCommand } from '../helpers/has-command.ts'
+import { startNginx } from '../helpers/nginx.ts'
 import { startTriadProcess } from '../helpers/triad-process.ts'
 
 // The files of deploy/ cannot be run here (no docker, no systemd as PID 1): they are parsed and
@@ -140,6 +142,43 @@ describe('deploy/triad.service', () => {
       // The user exists on a machine set up as the unit's header says, not here.
       .filter((line) => !/User=|Group=|user triad|group triad/i.test(line))
     assert.deepEqual(complaints, [])
+  })
+})
+
+/** The directives of a Redis configuration file, by name (`sentinel monitor`, `requirepass`…), each with its arguments. */
+function redisDirectives(path: string): Map<string, string[]> {
+  const directives = new Map<string, string[]>()
+  for (const line of read(path).split('\n')) {
+    const words = line.trim().split(/\s+/)
+    if (words[0] === '' || words[0].startsWith('#')) continue
+    const name = words[0] === 'sentinel' ? words.splice(0, 2).join(' ') : (words.shift() ?? '')
+    directives.set(name, words)
+  }
+  return directives
+}
+
+// test/faults/redis-sentinel.test.ts runs these files (ports, passwords and timings put in); here
+// their placeholders are checked to agree with each other and with the example REDIS_URL.
+describe('deploy/redis', () => {
+  it('has a master, its replica and a sentinel that agree on addresses, passwords and the master name, as the example REDIS_URL does', () => {
+    const [master, replica, sentinel] = ['master.conf', 'replica.conf', 'sentinel.conf'].map((file) => redisDirectives(`deploy/redis/${file}`))
+    const masterAddress = [master.get('bind')?.[0], master.get('port')?.[0]]
+    assert.deepEqual(replica.get('replicaof'), masterAddress)
+    const [name, ...monitored] = sentinel.get('sentinel monitor') ?? []
+    assert.deepEqual(monitored, [...masterAddress, '2'])
+    const password = master.get('requirepass')?.[0]
+    for (const node of [master, replica]) assert.deepEqual([node.get('requirepass')?.[0], node.get('masterauth')?.[0]], [password, password])
+    assert.deepEqual(sentinel.get('sentinel auth-pass'), [name, password])
+    for (const node of [master, replica]) assert.deepEqual([node.get('save')?.[0], node.get('appendonly')?.[0]], ['""', 'no'])
+
+    const example = /^# REDIS_URL=(redis\+sentinel:\/\/.+)$/m.exec(read('deploy/triad.env.example'))?.[1] ?? assert.fail('no Sentinel REDIS_URL in deploy/triad.env.example')
+    const location = parseRedisUrl(loadConfig({ REDIS_URL: example }).core.redisUrl ?? '')
+    assert.equal(location.kind, 'sentinel')
+    assert.equal(location.masterName, name)
+    assert.equal(location.password, password)
+    assert.equal(location.sentinelPassword, sentinel.get('requirepass')?.[0])
+    assert.equal(location.sentinels.length, 3)
+    assert.ok(location.sentinels.every((address) => String(address.port) === sentinel.get('port')?.[0]))
   })
 })
 

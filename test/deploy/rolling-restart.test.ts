@@ -9,7 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { createTestSchemaUrl, testDialect } from '../helpers/build-app.ts'
 import { freePort } from '../helpers/free-port.ts'
 import { authorizeOverHttp, transactionOverHttp } from '../helpers/http-clients.ts'
-import { hasCommand, startNginx } from '../helpers/nginx.ts'
+import { hasCommand } from '../helpers/has-command.ts'
+import { startNginx } from '../helpers/nginx.ts'
 import { startTriadProcess, type TriadProcess } from '../helpers/triad-process.ts'
 
 // Issue 25 §2: every instance restarted one at a time behind the shipped deploy/nginx.conf while

@@ -7,8 +7,6 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Cleanup } from './build-app.ts'
 import { freePort } from './free-port.ts'
 
-export const hasCommand = (name: string) => spawnSync('sh', ['-c', `command -v ${name}`]).status === 0
-
 const shipped = new URL('../../deploy/nginx.conf', import.meta.url).pathname
 
 export interface RunningNginx {

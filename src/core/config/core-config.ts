@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { parseDuration as parseDurationMs } from './duration.ts'
 import { defineSection, Env, splitList } from './load-config.ts'
+import { parseRedisUrl, REDIS_URL_PATTERN, SENTINEL_URL_FORM } from './redis-url.ts'
 
 export const SERVICE_NAMES = ['authn', 'avatar', 'payments'] as const
 export type ServiceName = (typeof SERVICE_NAMES)[number]
@@ -24,11 +25,17 @@ function standbyOf(databaseUrl: string, readUrl: string | undefined, maxWait: st
   return { url: readUrl, maxWaitMs }
 }
 
+/** The URL as given, once it is known to parse (a malformed sentinel list fails the start, naming what is wrong). */
+function checkedRedisUrl(url: string): string {
+  parseRedisUrl(url)
+  return url
+}
+
 export const coreSection = defineSection(
   Type.Object({
     PORT: Env.port(8080),
     HOST: Env.string('a host name or IP address to listen on', { default: '127.0.0.1' }),
-    DATABASE_URL: Env.string('sqlite:<path>, sqlite::memory: or postgres://user@host:port/database', {
+    DATABASE_URL: Env.string('sqlite:<path>, sqlite::memory: or postgres://user@host:port/database (several host:port, comma-separated, as pg_autoctl show uri gives them: writes go to whichever takes them)', {
       default: 'sqlite:./data/triad.sqlite',
       pattern: DATABASE_URL_PATTERN,
     }),
@@ -36,7 +43,7 @@ export const coreSection = defineSection(
       pattern: '^postgres(ql)?://.+',
     }),
     DATABASE_READ_MAX_WAIT: Env.duration('50ms'),
-    REDIS_URL: Env.optionalString('a redis:// URL', { pattern: '^rediss?://.+' }),
+    REDIS_URL: Env.optionalString(`a redis:// or rediss:// URL (one server), or ${SENTINEL_URL_FORM} (Redis Sentinel)`, { pattern: REDIS_URL_PATTERN }),
     TRIAD_SERVICES: Env.string(`a comma-separated list of ${SERVICE_NAMES.join(', ')}`, {
       default: SERVICE_NAMES.join(','),
       pattern: `^\\s*(${SERVICE_NAMES.join('|')})\\s*(,\\s*(${SERVICE_NAMES.join('|')})\\s*)*$`,
@@ -62,7 +69,7 @@ export const coreSection = defineSection(
     databaseUrl: env.DATABASE_URL,
     /** Where lag-tolerant reads may go (core/db/read-replica.ts); undefined without DATABASE_READ_URL. */
     standby: standbyOf(env.DATABASE_URL, env.DATABASE_READ_URL, env.DATABASE_READ_MAX_WAIT),
-    redisUrl: env.REDIS_URL,
+    redisUrl: env.REDIS_URL === undefined ? undefined : checkedRedisUrl(env.REDIS_URL),
     services: [...new Set(splitList(env.TRIAD_SERVICES))] as ServiceName[],
     logLevel: env.LOG_LEVEL,
     corsOrigins: splitList(env.CORS_ORIGINS),

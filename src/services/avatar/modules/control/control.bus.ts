@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import type { Redis } from 'ioredis'
-import { connectRedis, redisNotReady, redisReady } from '../../../../core/redis.ts'
+import { closeRedis, connectRedis, duplicateRedis, redisNotReady, redisReady } from '../../../../core/redis.ts'
 
 /**
  * Delivers what an operator sends to every page showing a session, on whichever instance the
@@ -81,7 +81,7 @@ export function createRedisBus(redis: Redis, options: { onError?: (error: unknow
   const connection = () => {
     if (!subscriber) {
       // Resubscribed below rather than by ioredis, which knows only the subscriptions that succeeded.
-      const created = redis.duplicate({ autoResubscribe: false })
+      const created = duplicateRedis(redis, { autoResubscribe: false })
       created.on('error', (error: unknown) => options.onError?.(error))
       created.on('message', (channel: string, message: string) => {
         if (channel.startsWith(CHANNEL_PREFIX)) listeners.emit(channel.slice(CHANNEL_PREFIX.length), message)
@@ -129,7 +129,7 @@ export function createRedisBus(redis: Redis, options: { onError?: (error: unknow
       return stopper(sessionId, remove)
     },
     async close() {
-      subscriber?.disconnect()
+      if (subscriber) closeRedis(subscriber)
       subscriber = undefined
     },
   }
