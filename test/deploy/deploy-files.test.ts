@@ -182,6 +182,16 @@ describe('deploy/redis', () => {
   })
 })
 
+describe('deploy/pg-auto-failover/pgautofailover.service', () => {
+  // test/ha/pg-auto-failover.test.ts runs the scripts beside it; the unit only systemd can run.
+  const skip = (!hasCommand('systemd-analyze') && 'systemd-analyze is not installed') || (!hasCommand('pg_autoctl') && 'pg_autoctl is not installed')
+  it('passes systemd-analyze verify', { skip }, () => {
+    const result = spawnSync('systemd-analyze', ['verify', join(root, 'deploy/pg-auto-failover/pgautofailover.service')], { encoding: 'utf8' })
+    const complaints = `${result.stdout}${result.stderr}`.split('\n').filter((line) => line.includes('pgautofailover.service'))
+    assert.deepEqual(complaints, [])
+  })
+})
+
 describe('deploy/nginx.conf in front of two Triad processes', { timeout: 480_000, skip: !hasCommand('nginx') && 'nginx is not installed (apt-get install nginx)' }, () => {
   it('spreads requests round robin, streams events unbuffered and passes WebSockets', { timeout: 480_000 }, async (t) => {
     const env = { TRIAD_SERVICES: 'avatar', AVATAR_MOCK_TOKEN_DELAY: '150ms', AVATAR_RATE_LIMIT: '0', LOG_LEVEL: 'info', TRUST_PROXY: '127.0.0.1' }
