@@ -32,6 +32,18 @@ describe('PostgreSQL connection strings with several hosts', () => {
     assert.deepEqual(withoutPassword('postgres://u:p@h1:1,h2:2/db'), { url: 'postgres://u@h1:1,h2:2/db', hadPassword: true })
   })
 
+  it('with several hosts, takes a connection only where synchronous replication is on', { skip: testDialect === 'postgres' ? false : 'needs TEST_DATABASE_URL' }, async (t: Cleanup) => {
+    const real = new URL(process.env.TEST_DATABASE_URL ?? '')
+    const proxy = await startFaultProxy({ host: real.hostname, port: Number(real.port || 5432) })
+    // The test server replicates to nobody: like a standby just promoted, before the other follows it.
+    const database = await createDb(`postgres://${real.username ? `${real.username}@` : ''}${proxy.address},${proxy.address}${real.pathname}`, { poolSize: 1 })
+    t.after(async () => {
+      await database.destroy()
+      await proxy.close()
+    })
+    await assert.rejects(database.ping(), /does not accept writes yet/)
+  })
+
   it('refuses a target_session_attrs that cannot take writes', { skip: testDialect === 'postgres' ? false : 'needs TEST_DATABASE_URL' }, async () => {
     const url = new URL(process.env.TEST_DATABASE_URL ?? '')
     url.searchParams.set('target_session_attrs', 'standby')
@@ -45,7 +57,12 @@ describe('PostgreSQL connection strings with several hosts', () => {
     await first.down()
     const schema = `test_${randomBytes(6).toString('hex')}`
     const hosts = [first.address, second.address].join(',')
-    const database = await createDb(`postgres://${real.username ? `${real.username}@` : ''}${hosts}${real.pathname}?target_session_attrs=read-write`, { schema, poolSize: 2 })
+    const database = await createDb(`postgres://${real.username ? `${real.username}@` : ''}${hosts}${real.pathname}?target_session_attrs=read-write`, {
+      schema,
+      poolSize: 2,
+      // One server behind two proxies: no standby, so no synchronous replication to require.
+      requireSynchronousStandby: false,
+    })
     t.after(async () => {
       await second.up()
       const drop = () => sql`drop schema if exists ${sql.id(schema)} cascade`.execute(database.db)

@@ -183,7 +183,7 @@ describe('deploy/redis', () => {
 })
 
 describe('deploy/pg-auto-failover/pgautofailover.service', () => {
-  // test/ha/pg-auto-failover.test.ts runs the scripts beside it; the unit only systemd can run.
+  // test/ha/*.ha.ts run the scripts beside it; the unit only systemd can run.
   const skip = (!hasCommand('systemd-analyze') && 'systemd-analyze is not installed') || (!hasCommand('pg_autoctl') && 'pg_autoctl is not installed')
   it('passes systemd-analyze verify', { skip }, () => {
     const result = spawnSync('systemd-analyze', ['verify', join(root, 'deploy/pg-auto-failover/pgautofailover.service')], { encoding: 'utf8' })

@@ -10,7 +10,7 @@ import { pgAutoctlRunner, type PgAutoctlRunner, tail } from './pg-autoctl.ts'
 import { killProcessTree, processTree } from './process-tree.ts'
 
 // Issue 26: the pg_auto_failover topology Triad's PostgreSQL runs on for high availability
-// (docs/ha-postgres.md) on one machine: a monitor and three data nodes, each its own
+// (docs/deployment.md ("High availability")) on one machine: a monitor and three data nodes, each its own
 // `pg_autoctl run` on its own port of 127.0.0.1, built with the deploy/pg-auto-failover scripts
 // an operator runs, with the test values below. No SSL (--no-ssl): nothing leaves the loopback
 // interface, and node-postgres treats sslmode=require as verify-full, which pg_autoctl's

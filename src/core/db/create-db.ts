@@ -46,6 +46,11 @@ export interface Database {
 export interface CreateDbOptions {
   /** PostgreSQL only: the schema to work in (created if missing); tests use one per app. */
   schema?: string
+  /**
+   * PostgreSQL only: keep a connection only on a primary that replicates synchronously
+   * (core/db/pg-hosts.ts). Default: when the URL names several hosts (a failover topology).
+   */
+  requireSynchronousStandby?: boolean
   /** PostgreSQL only: pool size per instance. */
   poolSize?: number
   /**
@@ -88,7 +93,7 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
     }
   }
   const poolSize = options.poolSize ?? 10
-  const guarded = createGuardedPool({ connectionString: url, max: poolSize, schema: options.schema })
+  const guarded = createGuardedPool({ connectionString: url, max: poolSize, schema: options.schema, requireSynchronousStandby: options.requireSynchronousStandby })
   // Kysely's log hook times every query once any observer wants it; until then it costs one
   // call that returns (a PostgreSQL round trip dwarfs both).
   let observer: QueryObserver | undefined

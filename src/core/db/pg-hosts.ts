@@ -7,18 +7,26 @@ import type { PostgresHost, PostgresUrl } from './postgres-url.ts'
  * and a primary being demoted (or set read-only by an operator) refuses writes.
  */
 const WRITABLE = `select not pg_is_in_recovery() and current_setting('transaction_read_only') = 'off' as writable`
+/**
+ * With several hosts (pg_auto_failover), also synchronous replication on: a standby just promoted
+ * takes writes for a few seconds (`wait_primary`) before the other standby follows it and
+ * replication turns synchronous; a write acknowledged then would be on one machine only. With
+ * number-sync-standbys 1 a primary never turns it off again, so checking on connect is enough.
+ */
+const WRITABLE_REPLICATED = `select not pg_is_in_recovery() and current_setting('transaction_read_only') = 'off' and current_setting('synchronous_standby_names') <> '' as writable`
 
 /** A host answered but does not take writes (a standby, or a primary on its way down). */
 class HostNotWritableError extends DatabaseUnavailableError {
   constructor(host: PostgresHost) {
-    super(`${host.host}:${host.port} does not accept writes (a standby, or a primary being demoted)`)
+    super(`${host.host}:${host.port} does not accept writes yet (a standby, a primary being demoted, or a new primary before synchronous replication is on)`)
     this.name = 'HostNotWritableError'
   }
 }
 
 /**
  * Which host of DATABASE_URL new connections go to. With several hosts (pg_auto_failover's URI)
- * or `target_session_attrs=read-write`, a new connection is kept only if its host takes writes;
+ * or `target_session_attrs=read-write`, a new connection is kept only if its host takes writes
+ * (with several hosts: and replicates them synchronously);
  * a host that refuses the connection or is not writable moves every later connection on to the
  * next host, and a host that proved writable is where they all go until it fails. Existing
  * connections to a primary that died fail their next statement and are dropped (pg-pool.ts).
@@ -32,9 +40,10 @@ export interface HostSelection {
 
 type ConnectCallback = ((error: Error) => void) | ((error: null, client: pg.Client) => void)
 
-export function selectHosts(url: PostgresUrl): HostSelection {
+export function selectHosts(url: PostgresUrl, requireSynchronousStandby = url.hosts.length > 1): HostSelection {
   const { hosts } = url
-  const checkWritable = hosts.length > 1 || url.targetSessionAttrs === 'read-write' || url.targetSessionAttrs === 'primary'
+  const checkWritable = hosts.length > 1 || requireSynchronousStandby || url.targetSessionAttrs === 'read-write' || url.targetSessionAttrs === 'primary'
+  const check = requireSynchronousStandby ? WRITABLE_REPLICATED : WRITABLE
   if (!['any', 'read-write', 'primary'].includes(url.targetSessionAttrs))
     throw new Error(`DATABASE_URL: target_session_attrs=${url.targetSessionAttrs} cannot be used: Triad writes, so it needs read-write (or any)`)
   let current = 0
@@ -49,6 +58,9 @@ export function selectHosts(url: PostgresUrl): HostSelection {
       const index = current
       super({ ...options, connectionString: url.forHost(hosts[index]) })
       this.hostIndex = index
+      // Until pg-pool listens (after connect), an 'error' here — the host dying while it is
+      // checked — would end the process; it reaches connect's callback anyway.
+      this.on('error', () => {})
     }
 
     // pg-pool connects with a callback; Triad's own code never calls connect directly.
@@ -74,7 +86,7 @@ export function selectHosts(url: PostgresUrl): HostSelection {
       if (!checkWritable) return this
       let writable: boolean
       try {
-        writable = (await this.query<{ writable: boolean }>(WRITABLE)).rows[0]?.writable === true
+        writable = (await this.query<{ writable: boolean }>(check)).rows[0]?.writable === true
       } catch (error) {
         failed(this.hostIndex)
         this.end().catch(() => {})

@@ -32,21 +32,30 @@ function connectionLost(error: unknown): boolean {
 }
 
 const COMMIT = /^\s*commit\b/i
+const BEGIN = /^\s*(begin|start\s+transaction)\b/i
+const TRANSACTION_END = /^\s*(commit|rollback)\b/i
+/** A statement that writes; outside a transaction it commits by itself. */
+const WRITE = /^\s*(insert|update|delete|merge)\b/i
 
 /**
  * One checked-out client, as Kysely uses it. A statement still running at the deadline of this
  * use of the database (core/db/deadline.ts) is abandoned, and so is the connection: released
  * with an error, pg closes it and PostgreSQL rolls back whatever transaction it had open. After a connection is
  * lost every further statement (Kysely's ROLLBACK) fails with the same error, so a COMMIT whose
- * outcome is unknown is reported as such, not as the failed ROLLBACK after it.
+ * outcome is unknown is reported as such, not as the failed ROLLBACK after it. So is a write
+ * outside a transaction: it commits by itself, and may be on the primary (waiting for a standby
+ * to confirm it) when its answer is lost.
  */
 function guardedClient(client: pg.PoolClient, use: DatabaseUse): PostgresPoolClient {
   let lost: Error | undefined
+  let inTransaction = false
   // Kysely also passes cursors (streamed queries); Triad configures none, so only text comes here.
   const guarded = {
     async query(text: string, values: readonly unknown[]) {
       if (lost) throw lost
-      const commit = COMMIT.test(text)
+      const commit = COMMIT.test(text) || (!inTransaction && WRITE.test(text))
+      if (BEGIN.test(text)) inTransaction = true
+      else if (TRANSACTION_END.test(text)) inTransaction = false
       let deadline = use.deadline
       if (deadline !== undefined && commit) deadline = Math.max(deadline, performance.now() + COMMIT_GRACE_MS)
       const running = client.query(text, [...values])
@@ -75,9 +84,9 @@ export interface GuardedPool {
   stats(): { total: number; idle: number; waiting: number }
 }
 
-export function createGuardedPool(config: { connectionString: string; max: number; schema?: string }): GuardedPool {
+export function createGuardedPool(config: { connectionString: string; max: number; schema?: string; requireSynchronousStandby?: boolean }): GuardedPool {
   const options = [...SESSION_SETTINGS, ...(config.schema ? [`-c search_path=${config.schema}`] : [])].join(' ')
-  const hosts = selectHosts(parsePostgresUrl(config.connectionString))
+  const hosts = selectHosts(parsePostgresUrl(config.connectionString), config.requireSynchronousStandby)
   const base = { Client: hosts.Client, options, connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS, keepAlive: true }
   const pool = new pg.Pool({ ...base, max: config.max })
   // A probe that hangs (a server that stopped answering) is given up on, and its connection closed.

@@ -8,7 +8,7 @@ import { hasCommand } from '../helpers/has-command.ts'
 import { type FailoverNode, type NodeState, onePrimaryTwoSecondaries, type PgAutoFailover, type StateEvent, startPgAutoFailover } from '../helpers/pg-auto-failover.ts'
 
 // Issue 26: pg_auto_failover, a monitor and three data nodes with number-sync-standbys 1, as
-// docs/ha-postgres.md describes it, without Triad yet: a writer inserts rows one at a time on
+// docs/deployment.md ("High availability") describes it, without Triad yet: a writer inserts rows one at a time on
 // the primary while the primary is killed (keeper and postmaster, kill -9), twice. Every write
 // the old primary acknowledged is on the new one; the figures are printed as diagnostics.
 
