@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
-import { after, before, describe, it } from 'node:test'
+import { after, before, describe, it, type TestContext } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { chromiumSkipReason, launchChromium } from '../../../helpers/browser.ts'
 import { buildTestApp, type Cleanup } from '../../../helpers/build-app.ts'
@@ -102,8 +102,32 @@ async function recordReplyText(page: Page) {
   return () => page.evaluate(() => (globalThis as unknown as Dom).window.replySnapshots ?? [])
 }
 
+/**
+ * On CI's loaded machine a test of this file has twice stalled until the 120 s test timeout
+ * (once the first test, once the microphone test; neither reproduced here under load, where
+ * each takes 6–21 s): an attempt still running after ATTEMPT_MS is abandoned and the test runs
+ * once more. Only a stall is retried: an attempt that fails, fails the test.
+ */
+const ATTEMPT_MS = 55_000
+
+function itRetryingStalls(name: string, body: (t: TestContext) => Promise<void>) {
+  it(name, async (t) => {
+    let timer: NodeJS.Timeout | undefined
+    const first = body(t)
+    const stalled = new Promise<'stalled'>((resolve) => {
+      timer = setTimeout(() => resolve('stalled'), ATTEMPT_MS)
+    })
+    const outcome = await Promise.race([first.then(() => 'passed' as const), stalled])
+    clearTimeout(timer)
+    if (outcome === 'passed') return
+    first.catch(() => {})
+    t.diagnostic(`the first attempt was still running after ${ATTEMPT_MS / 1000} s; running the test once more`)
+    await body(t)
+  })
+}
+
 describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
-  it('streams a reply, applies its emotion and action, speaks it with a moving mouth, resumes and deletes the conversation', async (t) => {
+  itRetryingStalls('streams a reply, applies its emotion and action, speaks it with a moving mouth, resumes and deletes the conversation', async (t) => {
     const { app, base } = await startApp(t, { AVATAR_MOCK_TOKEN_DELAY: '40ms' })
     const message = 'Hello! Could you dance for me?'
     // The mock is deterministic: the same text gets the same reply in any session.
@@ -165,7 +189,7 @@ describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
     await page.screenshot({ path: `${ARTEFACTS}/deleted.png` })
   })
 
-  it('stops the stream and the voice at once with the stop button (barge-in)', async (t) => {
+  itRetryingStalls('stops the stream and the voice at once with the stop button (barge-in)', async (t) => {
     // Slow enough that the reply (26 tokens) is still streaming when its first sentence (6 tokens)
     // is spoken, even when synthesis is slowed by a loaded machine: at 250 ms, and at 1 s under a
     // load of 20 on two cores, the whole reply arrived before the first sentence was synthesised.
@@ -191,7 +215,7 @@ describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
     await page.screenshot({ path: `${ARTEFACTS}/stopped.png` })
   })
 
-  it('moves the mouth along the viseme timeline of what an operator makes it say; barge-in stops voice and mouth', async (t) => {
+  itRetryingStalls('moves the mouth along the viseme timeline of what an operator makes it say; barge-in stops voice and mouth', async (t) => {
     const key = 'operator-key-for-the-page-test'
     const { app, base } = await startApp(t, { AVATAR_OPERATOR_KEY: key })
     const page = await openPage(t, base, { clock: true })
@@ -252,7 +276,7 @@ describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
     assert.equal(await page.getAttribute('#avatar', 'data-action'), 'nod')
   })
 
-  it('shows the five emotions on the face and plays the eight actions with the body', async (t) => {
+  itRetryingStalls('shows the five emotions on the face and plays the eight actions with the body', async (t) => {
     const { base } = await startApp(t)
     const page = await openPage(t, base)
     const look = (selector: string) =>
@@ -291,7 +315,7 @@ describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
     assert.equal(bodies.size, 8, 'each action moves differently')
   })
 
-  it('records the microphone and sends it to recognition, which answers', async (t) => {
+  itRetryingStalls('records the microphone and sends it to recognition, which answers', async (t) => {
     const { base } = await startApp(t)
     const page = await openPage(t, base)
     const title = await page.getAttribute('#mic', 'title')
@@ -312,7 +336,7 @@ describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
     assert.ok(body.duration > 1 && body.duration < 3, `${body.duration} s recorded`)
   })
 
-  it('disables the microphone with a tooltip saying what to configure when recognition is unavailable', async (t) => {
+  itRetryingStalls('disables the microphone with a tooltip saying what to configure when recognition is unavailable', async (t) => {
     const { base } = await startApp(t, { AVATAR_ASR_POCKETSPHINX_MODEL: '/nonexistent' })
     const page = await openPage(t, base)
     assert.equal(await page.isDisabled('#mic'), true)
