@@ -6,14 +6,14 @@ import type { PostgresHost, PostgresUrl } from './postgres-url.ts'
  * libpq's `target_session_attrs=read-write` test, in one round trip: a standby is in recovery,
  * and a primary being demoted (or set read-only by an operator) refuses writes.
  */
-const WRITABLE = `select not pg_is_in_recovery() and current_setting('transaction_read_only') = 'off' as writable`
+const WRITABLE = `not pg_is_in_recovery() and current_setting('transaction_read_only') = 'off'`
 /**
  * With several hosts (pg_auto_failover), also synchronous replication on: a standby just promoted
  * takes writes for a few seconds (`wait_primary`) before the other standby follows it and
  * replication turns synchronous; a write acknowledged then would be on one machine only. With
  * number-sync-standbys 1 a primary never turns it off again, so checking on connect is enough.
  */
-const WRITABLE_REPLICATED = `select not pg_is_in_recovery() and current_setting('transaction_read_only') = 'off' and current_setting('synchronous_standby_names') <> '' as writable`
+const REPLICATED = `current_setting('synchronous_standby_names') <> ''`
 
 /** A host answered but does not take writes (a standby, or a primary on its way down). */
 class HostNotWritableError extends DatabaseUnavailableError {
@@ -43,7 +43,7 @@ type ConnectCallback = ((error: Error) => void) | ((error: null, client: pg.Clie
 export function selectHosts(url: PostgresUrl, requireSynchronousStandby = url.hosts.length > 1): HostSelection {
   const { hosts } = url
   const checkWritable = hosts.length > 1 || requireSynchronousStandby || url.targetSessionAttrs === 'read-write' || url.targetSessionAttrs === 'primary'
-  const check = requireSynchronousStandby ? WRITABLE_REPLICATED : WRITABLE
+  const check = `select ${requireSynchronousStandby ? `${WRITABLE} and ${REPLICATED}` : WRITABLE} as writable`
   if (!['any', 'read-write', 'primary'].includes(url.targetSessionAttrs))
     throw new Error(`DATABASE_URL: target_session_attrs=${url.targetSessionAttrs} cannot be used: Triad writes, so it needs read-write (or any)`)
   let current = 0
@@ -58,8 +58,10 @@ export function selectHosts(url: PostgresUrl, requireSynchronousStandby = url.ho
       const index = current
       super({ ...options, connectionString: url.forHost(hosts[index]) })
       this.hostIndex = index
-      // Until pg-pool listens (after connect), an 'error' here — the host dying while it is
-      // checked — would end the process; it reaches connect's callback anyway.
+      // A client that loses its connection emits 'error', and an unheard one would end the
+      // process: pg-pool listens only while a client is idle, not while it connects (the host
+      // dying during the check) or is checked out. The statement that was running, or the
+      // next, fails with the error, and that is where it is handled.
       this.on('error', () => {})
     }
 
@@ -84,19 +86,16 @@ export function selectHosts(url: PostgresUrl, requireSynchronousStandby = url.ho
         throw error
       }
       if (!checkWritable) return this
-      let writable: boolean
+      let writable = false
       try {
         writable = (await this.query<{ writable: boolean }>(check)).rows[0]?.writable === true
-      } catch (error) {
-        failed(this.hostIndex)
-        this.end().catch(() => {})
-        throw error
+      } finally {
+        if (!writable) {
+          failed(this.hostIndex)
+          this.end().catch(() => {})
+        }
       }
-      if (!writable) {
-        failed(this.hostIndex)
-        this.end().catch(() => {})
-        throw new HostNotWritableError(hosts[this.hostIndex])
-      }
+      if (!writable) throw new HostNotWritableError(hosts[this.hostIndex])
       current = this.hostIndex
       return this
     }

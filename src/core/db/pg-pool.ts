@@ -32,7 +32,8 @@ function connectionLost(error: unknown): boolean {
 }
 
 const COMMIT = /^\s*commit\b/i
-const BEGIN = /^\s*(begin|start\s+transaction)\b/i
+/** A statement that opens a transaction (`begin`, `start transaction`). */
+export const TRANSACTION_START = /^\s*(begin|start)\b/i
 const TRANSACTION_END = /^\s*(commit|rollback)\b/i
 /** A statement that writes; outside a transaction it commits by itself. */
 const WRITE = /^\s*(insert|update|delete|merge)\b/i
@@ -54,7 +55,7 @@ function guardedClient(client: pg.PoolClient, use: DatabaseUse): PostgresPoolCli
     async query(text: string, values: readonly unknown[]) {
       if (lost) throw lost
       const commit = COMMIT.test(text) || (!inTransaction && WRITE.test(text))
-      if (BEGIN.test(text)) inTransaction = true
+      if (TRANSACTION_START.test(text)) inTransaction = true
       else if (TRANSACTION_END.test(text)) inTransaction = false
       let deadline = use.deadline
       if (deadline !== undefined && commit) deadline = Math.max(deadline, performance.now() + COMMIT_GRACE_MS)
@@ -91,14 +92,10 @@ export function createGuardedPool(config: { connectionString: string; max: numbe
   const pool = new pg.Pool({ ...base, max: config.max })
   // A probe that hangs (a server that stopped answering) is given up on, and its connection closed.
   const probe = new pg.Pool({ ...base, max: 1, query_timeout: ACQUIRE_TIMEOUT_MS })
-  // A client that loses its connection emits 'error': while idle the pool listens, while
-  // checked out nobody does, and an unheard 'error' would end the process. The query that
-  // was running (or the next one) fails with the error, which is where it is handled.
+  // An idle client's error reaches its pool, which drops the client; every client also
+  // listens itself (core/db/pg-hosts.ts), so no 'error' goes unheard.
   const ignore = () => {}
-  for (const each of [pool, probe]) {
-    each.on('error', ignore)
-    each.on('connect', (client) => client.on('error', ignore))
-  }
+  for (const each of [pool, probe]) each.on('error', ignore)
   /** A connection from `from`; with several hosts, one that fails is retried on the next host. */
   const acquire = async (from: pg.Pool, deadline: number | undefined): Promise<pg.PoolClient> => {
     for (let attempt = 1; ; attempt++) {

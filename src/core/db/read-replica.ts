@@ -2,7 +2,7 @@ import { Kysely, type LogEvent, PostgresDialect, type PostgresPool, type Postgre
 import { setTimeout as sleep } from 'node:timers/promises'
 import { within } from '../timeout.ts'
 import { databaseFaultOf, isRetryableConflict } from './errors.ts'
-import { createGuardedPool } from './pg-pool.ts'
+import { createGuardedPool, TRANSACTION_START } from './pg-pool.ts'
 
 /**
  * Reads that tolerate lag, on a streaming standby (DATABASE_READ_URL), under one rule: a read
@@ -34,7 +34,6 @@ const PRIMARY_POSITION = 'select pg_current_wal_lsn()::text as lsn'
 // A separate statement before the read: a check inside the read's own statement would run after
 // its snapshot was taken, and could pass on a position the snapshot does not include.
 const REPLAYED = 'select pg_is_in_recovery() as standby, pg_last_wal_replay_lsn() >= $1::pg_lsn as caught_up'
-const TRANSACTION_START = /^\s*(begin|start)\b/i
 
 type Route = { client: PostgresPoolClient } & RoutedReadOutcome
 
