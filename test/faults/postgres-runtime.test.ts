@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { sql } from 'kysely'
+import { CompiledQuery } from 'kysely'
 import { buildTestApp, testDialect } from '../helpers/build-app.ts'
+import { assertCapturesIntact } from '../helpers/capture-integrity.ts'
 import { type ErrorOwner, errorShapes } from '../helpers/error-shapes.ts'
 import { faultyDatabase } from '../helpers/faulty-database.ts'
 import { authorizeOverHttp } from '../helpers/http-clients.ts'
@@ -129,17 +130,11 @@ describe('PostgreSQL faults under load', { skip }, () => {
     for (const name of ['down', 'slow', 'reset']) assert.ok(answers.some((answer) => answer.scenario === name && answer.status === 503), `${name}: the fault was felt`)
     for (const name of ['warm-up', 'after']) assert.ok(answers.some((answer) => answer.scenario === name && answer.status < 300), `${name}: the load was served`)
 
-    // Integrity, read over a connection of its own: every acknowledged capture is stored, and no
-    // other; each with its ledger line and trail entry; never more than authorized.
-    const captures = answers.filter((answer) => answer.path.endsWith('/captures'))
-    const acknowledged = captures.filter((answer) => answer.status === 201).length * CAPTURE
-    const unknown = captures.filter((answer) => answer.status === 504).length * CAPTURE
-    const row = await direct.db.selectFrom('payments_transactions').select('captured_amount').where('id', '=', transactionId).executeTakeFirstOrThrow()
-    assert.ok(row.captured_amount >= acknowledged && row.captured_amount <= acknowledged + unknown, `captured ${row.captured_amount}, acknowledged ${acknowledged} (+${unknown} unknown)`)
-    assert.ok(row.captured_amount <= AUTHORIZED)
-    const lines = await sql<{ total: number; count: number }>`select coalesce(sum(amount), 0)::int8 as total, count(*)::int8 as count from payments_lines where transaction_id = ${transactionId} and kind = 'capture'`.execute(direct.db)
-    const trail = await sql<{ total: number; count: number }>`select coalesce(sum(amount), 0)::int8 as total, count(*)::int8 as count from payments_trail where transaction_id = ${transactionId} and kind = 'capture'`.execute(direct.db)
-    assert.deepEqual(lines.rows[0], { total: row.captured_amount, count: row.captured_amount / CAPTURE }, 'one ledger line per capture')
-    assert.deepEqual(trail.rows[0], { total: row.captured_amount, count: row.captured_amount / CAPTURE }, 'one trail entry per capture')
+    await assertCapturesIntact(async (text, values) => (await direct.db.executeQuery(CompiledQuery.raw(text, values))).rows as Array<Record<string, unknown>>, {
+      transactionId,
+      capture: CAPTURE,
+      authorized: AUTHORIZED,
+      statuses: answers.filter((answer) => answer.path.endsWith('/captures')).map((answer) => answer.status),
+    })
   })
 })

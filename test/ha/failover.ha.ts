@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
+import { assertCapturesIntact } from '../helpers/capture-integrity.ts'
 import { type ErrorOwner, errorShapes } from '../helpers/error-shapes.ts'
 import { authenticatedAt, authorizeOverHttp, userMessagesAt } from '../helpers/http-clients.ts'
 import { hasCommand } from '../helpers/has-command.ts'
@@ -236,18 +237,12 @@ test('Triad rides through a primary database failover and back, and a Redis mast
   direct.on('error', () => {})
   await direct.connect()
   t.after(() => direct.end())
-  const captures = answers.filter((answer) => answer.what === 'capture')
-  const acknowledged = captures.filter((answer) => answer.status === 201).length * CAPTURE
-  const unknown = captures.filter((answer) => answer.status === 504).length * CAPTURE
-  const stored = Number((await direct.query('select captured_amount from payments_transactions where id = $1', [transactionId])).rows[0].captured_amount)
-  assert.ok(stored >= acknowledged && stored <= acknowledged + unknown, `captured ${stored}, acknowledged ${acknowledged} (+${unknown} unknown)`)
-  assert.ok(stored <= AUTHORIZED)
-  for (const table of ['payments_lines', 'payments_trail']) {
-    const { rows } = await direct.query(`select coalesce(sum(amount), 0)::int8 as total, count(*)::int8 as count from ${table} where transaction_id = $1 and kind = 'capture'`, [
-      transactionId,
-    ])
-    assert.deepEqual({ total: Number(rows[0].total), count: Number(rows[0].count) }, { total: stored, count: stored / CAPTURE }, `${table}: one row per capture, all or none`)
-  }
+  const { acknowledged } = await assertCapturesIntact(async (text, values) => (await direct.query(text, values)).rows, {
+    transactionId,
+    capture: CAPTURE,
+    authorized: AUTHORIZED,
+    statuses: answers.filter((answer) => answer.what === 'capture').map((answer) => answer.status),
+  })
   for (const { sessionId, text } of turns) assert.ok((await userMessagesAt(instances[0].base, sessionId))?.includes(text), `chat turn ${sessionId} was stored`)
   for (const login of logins) assert.equal(await authenticatedAt(instances[1].base, login.token), true, `a login acknowledged ${login.phase} is still valid`)
   t.diagnostic(`acknowledged and found on the last primary: ${acknowledged / CAPTURE} captures, ${turns.length} chat turns, ${logins.length} logins`)
