@@ -24,6 +24,14 @@ export const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? 'sqlite::memory:
 export const testDialect = testDatabaseUrl.startsWith('postgres') ? 'postgres' : 'sqlite'
 
 /**
+ * The `skip` of suites whose outcome does not depend on the database engine (speech, recognition,
+ * CORS, pages in a browser): the PostgreSQL pass of the suite skips them, since they would only
+ * repeat what its SQLite pass ran. Suites that read or write rows whose SQL differs by engine
+ * run in both passes.
+ */
+export const engineIndependent: string | false = testDialect === 'postgres' && 'does not depend on the database engine: the SQLite pass of the suite runs it'
+
+/**
  * Opens a fresh, empty database: an in-memory SQLite database, or a new schema in the
  * PostgreSQL database of TEST_DATABASE_URL, dropped when the test ends.
  */

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { after, before, describe, it, type TestContext } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { chromiumSkipReason, launchChromium } from '../../../helpers/browser.ts'
-import { buildTestApp, type Cleanup } from '../../../helpers/build-app.ts'
+import { buildTestApp, type Cleanup, engineIndependent } from '../../../helpers/build-app.ts'
 
 const ARTEFACTS = 'test-results/avatar-page'
 
@@ -24,7 +24,7 @@ interface Dom {
     querySelectorAll(selector: string): Iterable<DomElement>
     body: DomElement
   }
-  window: { replySnapshots?: string[]; testNow?: number; avatarClock?: () => number }
+  window: { replySnapshots?: string[]; actionsSeen?: string[]; testNow?: number; avatarClock?: () => number }
   requestAnimationFrame(callback: () => void): void
   MutationObserver: new (callback: () => void) => { observe(target: unknown, options: Record<string, boolean>): void }
   getComputedStyle(element: DomElement | null): { transform: string; animationName: string; opacity: string; fill: string }
@@ -32,7 +32,7 @@ interface Dom {
 }
 
 before(async () => {
-  if (chromiumSkipReason()) return
+  if (engineIndependent || chromiumSkipReason()) return
   mkdirSync(ARTEFACTS, { recursive: true })
   browser = await launchChromium([
       '--autoplay-policy=no-user-gesture-required',
@@ -103,6 +103,25 @@ async function recordReplyText(page: Page) {
 }
 
 /**
+ * Records every action the avatar takes. A gesture lasts 6 s and then gives way to 'speak' while
+ * the voice goes on: on a loaded machine a test can look later than that, so it asks whether the
+ * action was taken rather than whether it is still showing.
+ */
+async function recordActions(page: Page) {
+  await page.evaluate(() => {
+    const { document, window, MutationObserver } = globalThis as unknown as Dom
+    const avatar = document.querySelector('#avatar') as DomElement
+    const seen: string[] = []
+    window.actionsSeen = seen
+    new MutationObserver(() => {
+      const action = avatar.dataset.action ?? ''
+      if (seen.at(-1) !== action) seen.push(action)
+    }).observe(avatar, { attributes: true })
+  })
+  return () => page.evaluate(() => (globalThis as unknown as Dom).window.actionsSeen ?? [])
+}
+
+/**
  * On CI's loaded machine a test of this file has twice stalled until the 120 s test timeout
  * (once the first test, once the microphone test; neither reproduced here under load, where
  * each takes 6–21 s): an attempt still running after ATTEMPT_MS is abandoned and the test runs
@@ -126,7 +145,7 @@ function itRetryingStalls(name: string, body: (t: TestContext) => Promise<void>)
   })
 }
 
-describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
+describe('the avatar page in Chromium', { skip: engineIndependent || chromiumSkipReason() }, () => {
   itRetryingStalls('streams a reply, applies its emotion and action, speaks it with a moving mouth, resumes and deletes the conversation', async (t) => {
     const { app, base } = await startApp(t, { AVATAR_MOCK_TOKEN_DELAY: '40ms' })
     const message = 'Hello! Could you dance for me?'
@@ -136,6 +155,7 @@ describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
 
     const page = await openPage(t, base)
     const snapshots = await recordReplyText(page)
+    const actions = await recordActions(page)
     await page.fill('#input', message)
     await page.press('#input', 'Enter')
 
@@ -148,13 +168,8 @@ describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
     for (let index = 1; index < seen.length; index++) assert.ok(seen[index].startsWith(seen[index - 1]) || index === seen.length - 1)
 
     const avatar = page.locator('#avatar')
-    await page.waitForFunction(
-      ([emotion, action]) => {
-        const element = (globalThis as unknown as Dom).document.querySelector('#avatar')
-        return element?.dataset.emotion === emotion && element?.dataset.action === action
-      },
-      [expected.emotion, expected.action],
-    )
+    await page.waitForFunction((emotion) => (globalThis as unknown as Dom).document.querySelector('#avatar')?.dataset.emotion === emotion, expected.emotion)
+    assert.ok((await actions()).includes(expected.action), `the avatar took the reply's action, ${expected.action}`)
     assert.equal(await page.textContent('#emotion-label'), expected.emotion)
     await page.screenshot({ path: `${ARTEFACTS}/reply.png` })
 
@@ -224,6 +239,7 @@ describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
     const operator = (path: string, payload: object) =>
       app.inject({ method: 'POST', url: `/v1/session/${sessionId}/${path}`, headers: { authorization: `Bearer ${key}` }, payload })
 
+    const actions = await recordActions(page)
     const synthesis = page.waitForResponse((response) => response.url().endsWith('/v1/tts'))
     const text = Array.from({ length: 10 }, () => 'Papa').join(', ') + '.'
     const said = await operator('say', { text, emotion: 'happy', action: 'wave', voice: 'en-US-GuyNeural' })
@@ -232,7 +248,7 @@ describe('the avatar page in Chromium', { skip: chromiumSkipReason() }, () => {
     await page.waitForFunction(() => (globalThis as unknown as Dom).document.querySelector('#avatar')?.getAttribute('data-speaking') === 'true')
     assert.equal(await page.textContent('#messages li.operator .content'), text)
     assert.equal(await page.getAttribute('#avatar', 'data-emotion'), 'happy')
-    assert.equal(await page.getAttribute('#avatar', 'data-action'), 'wave')
+    assert.ok((await actions()).includes('wave'), 'the avatar waved')
 
     // Playback started at testNow = 0: the mouth shows the timeline's viseme at each instant.
     const mouthAt = (ms: number) =>

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { buildTestApp } from '../../../helpers/build-app.ts'
+import { buildTestApp, engineIndependent } from '../../../helpers/build-app.ts'
 import { postAsr } from '../helpers.ts'
 
 // The local provider's contract with pocketsphinx_continuous, checked with a stand-in script:
@@ -54,7 +54,7 @@ function stereoWav(seconds: number): Uint8Array {
   return new Uint8Array(out)
 }
 
-describe('the local recognizer, with a stand-in for pocketsphinx_continuous', () => {
+describe('the local recognizer, with a stand-in for pocketsphinx_continuous', { skip: engineIndependent }, () => {
   it('gives it 16 kHz mono 16-bit WAV with the model, joins its lines, and runs at most one per core at once', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'asr-standin-'))
     t.after(() => rmSync(dir, { recursive: true, force: true }))

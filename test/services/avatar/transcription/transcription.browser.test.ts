@@ -4,7 +4,7 @@ import type { Browser } from 'playwright-core'
 import { chromiumSkipReason, launchChromium } from '../../../helpers/browser.ts'
 import { webmOpus } from '../../../../src/services/avatar/providers/asr/decode.ts'
 import { pocketsphinxInstalled } from '../../../../src/services/avatar/providers/asr/pocketsphinx.asr.ts'
-import { buildTestApp } from '../../../helpers/build-app.ts'
+import { buildTestApp, engineIndependent } from '../../../helpers/build-app.ts'
 import { postAsr } from '../helpers.ts'
 import { fakeOpenAi } from './fake-transcription-server.ts'
 
@@ -27,7 +27,7 @@ interface RecorderLike {
 }
 
 before(async () => {
-  if (chromiumSkipReason()) return
+  if (engineIndependent || chromiumSkipReason()) return
   browser = await launchChromium([
       '--use-fake-ui-for-media-stream',
       '--use-fake-device-for-media-stream',
@@ -82,7 +82,7 @@ function oggOf(packets: Uint8Array[]): Buffer {
   )
 }
 
-describe('browser recordings', { skip: chromiumSkipReason() }, () => {
+describe('browser recordings', { skip: engineIndependent || chromiumSkipReason() }, () => {
   it('accepts WebM/Opus as the API takes it, with its duration in seconds', async (t) => {
     const webm = recordings.get('audio/webm')
     assert.ok(webm, 'Chromium recorded WebM')

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { NOT_CONFIGURED_MESSAGE } from '../../../../src/services/avatar/providers/asr/none.asr.ts'
 import { pocketsphinxInstalled } from '../../../../src/services/avatar/providers/asr/pocketsphinx.asr.ts'
-import { buildTestApp, type Cleanup } from '../../../helpers/build-app.ts'
+import { buildTestApp, type Cleanup, engineIndependent } from '../../../helpers/build-app.ts'
 import { multipartForm, postAsr } from '../helpers.ts'
 import { parseWav } from '../speech/audio.ts'
 import { fakeOpenAi } from './fake-transcription-server.ts'
@@ -34,7 +34,7 @@ function noRecognizerApp(t: Cleanup) {
   return buildTestApp(t, { services: ['avatar'], env: { AVATAR_ASR_POCKETSPHINX_MODEL: '/nonexistent/model' } })
 }
 
-describe('speech recognition with nothing configured', () => {
+describe('speech recognition with nothing configured', { skip: engineIndependent }, () => {
   it('says it is unavailable and what to configure, and POST /v1/asr answers 503 with the same message', async (t) => {
     const { app } = await noRecognizerApp(t)
     const status = await app.inject({ method: 'GET', url: '/v1/asr/status' })
@@ -47,7 +47,7 @@ describe('speech recognition with nothing configured', () => {
   })
 })
 
-describe('speech recognition through an OpenAI-compatible API', () => {
+describe('speech recognition through an OpenAI-compatible API', { skip: engineIndependent }, () => {
   it('sends the upload with the model and language, and answers text, language and duration in seconds', async (t) => {
     const fake = await fakeOpenAi(t, { status: 200, body: { text: ' 你好，世界 ' } })
     const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_ASR_API_KEY: 'sk-test', AVATAR_ASR_BASE_URL: fake.baseUrl } })
@@ -91,7 +91,7 @@ describe('speech recognition through an OpenAI-compatible API', () => {
   })
 })
 
-describe('speech recognition with local pocketsphinx', { skip: !hasPocketsphinx && 'pocketsphinx is not installed' }, () => {
+describe('speech recognition with local pocketsphinx', { skip: engineIndependent || (!hasPocketsphinx && 'pocketsphinx is not installed') }, () => {
   it('is chosen when installed and transcribes English WAV (any rate) with its duration', async (t) => {
     const { app } = await buildTestApp(t, { services: ['avatar'] })
     const status = (await app.inject({ method: 'GET', url: '/v1/asr/status' })).json()
@@ -137,7 +137,7 @@ describe('speech recognition with local pocketsphinx', { skip: !hasPocketsphinx 
   })
 })
 
-describe('POST /v1/asr refuses bad uploads with 400 {detail}', () => {
+describe('POST /v1/asr refuses bad uploads with 400 {detail}', { skip: engineIndependent }, () => {
   // A recognizer that always works, so only the upload decides.
   const env = { AVATAR_ASR_API_KEY: 'sk-unused', AVATAR_ASR_BASE_URL: 'http://127.0.0.1:9/v1' }
   const cases: Array<[string, () => Promise<{ payload: Buffer | string; headers: Record<string, string> }>, RegExp]> = [
