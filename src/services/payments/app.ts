@@ -1,4 +1,3 @@
-import cookie from '@fastify/cookie'
 import { installErrorHandling } from '../../core/errors/error-handler.ts'
 import { createRateLimiter, rateLimitHook } from '../../core/http/rate-limit.ts'
 import { coreError } from '../../core/errors/codes.ts'
@@ -91,9 +90,9 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
       )
     }
     // The dashboard (issue 18) signs a browser in with an app key once, then authenticates it by
-    // an HttpOnly cookie (with a CSRF token for changes); the cookie plugin parses before the hook.
+    // an HttpOnly cookie (with a CSRF token for changes); the hook reads that cookie only from a
+    // request without an Authorization header, and only the dashboard's routes set cookies.
     const dashboard = createDashboardService({ db: ctx.db, clock: ctx.clock, apps, ttlMs: deps.config.dashboardSessionTtlMs })
-    await app.register(cookie)
     app.addHook('onRequest', authHook(apps, dashboard))
     installIdempotency(app, { db: ctx.db, clock: ctx.clock, ttlMs: deps.config.idempotencyTtlMs, metrics: ctx.metrics })
 

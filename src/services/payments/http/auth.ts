@@ -1,3 +1,4 @@
+import { parseCookie } from 'cookie'
 import type { FastifyRequest } from 'fastify'
 import { coreError } from '../../../core/errors/codes.ts'
 
@@ -39,6 +40,15 @@ export const DASHBOARD_COOKIE = 'triad_dashboard'
 const CSRF_HEADER = 'x-csrf-token'
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
+/**
+ * The dashboard session token of the request's cookies. Parsed here, on the requests that may
+ * carry it, rather than by a cookie plugin on every request of the scope.
+ */
+export function dashboardToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.cookie
+  return header === undefined ? undefined : parseCookie(header)[DASHBOARD_COOKIE]
+}
+
 /** What the hook needs of the dashboard's sessions (modules/dashboard): the app a cookie signs in as. */
 export interface SessionAuthenticator {
   authenticate(token: string): Promise<CallingApp | undefined>
@@ -58,7 +68,7 @@ export function authHook(apps: KeyAuthenticator, sessions?: SessionAuthenticator
   return async (request: FastifyRequest) => {
     if ((request.routeOptions.config as { public?: boolean } | undefined)?.public) return
     const key = keyFromAuthorization(request.headers.authorization)
-    const token = request.headers.authorization === undefined && sessions ? request.cookies?.[DASHBOARD_COOKIE] : undefined
+    const token = request.headers.authorization === undefined && sessions ? dashboardToken(request) : undefined
     if (key === undefined && token) {
       // No Basic challenge here: it would make the browser pop up its own password dialog.
       const app = await sessions?.authenticate(token)

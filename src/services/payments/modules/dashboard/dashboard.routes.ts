@@ -1,11 +1,12 @@
 import { join } from 'node:path'
+import cookie from '@fastify/cookie'
 import fastifyStatic from '@fastify/static'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../../../../core/clock.ts'
 import type { PaymentsConfig } from '../../config.ts'
-import { DASHBOARD_COOKIE } from '../../http/auth.ts'
+import { DASHBOARD_COOKIE, dashboardToken } from '../../http/auth.ts'
 import { forbidden } from '../../http/errors.ts'
 import { pickLocale } from '../../http/locale.ts'
 import { EmptyBody, responses } from '../../http/route-kit.ts'
@@ -59,6 +60,8 @@ export function dashboardRoutes(sessions: DashboardService, deps: { config: Paym
   })
   return async (scope) => {
     const app = scope.withTypeProvider<TypeBoxTypeProvider>()
+    // Only these routes set or clear the session cookie (the auth hook reads it: http/auth.ts).
+    await app.register(cookie)
 
     await app.register(async (assets) => {
       assets.addHook('onRoute', (route) => {
@@ -116,7 +119,7 @@ export function dashboardRoutes(sessions: DashboardService, deps: { config: Paym
       },
       async (request, reply) => {
         reply.header('cache-control', 'no-store')
-        return { session: await sessions.current(request.cookies[DASHBOARD_COOKIE]) }
+        return { session: await sessions.current(dashboardToken(request)) }
       },
     )
 
@@ -130,7 +133,7 @@ export function dashboardRoutes(sessions: DashboardService, deps: { config: Paym
         },
       },
       async (request, reply) => {
-        await sessions.signOut(request.cookies[DASHBOARD_COOKIE])
+        await sessions.signOut(dashboardToken(request))
         reply.clearCookie(DASHBOARD_COOKIE, cookieOptions(request))
         return reply.code(204).send()
       },
