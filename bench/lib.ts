@@ -229,7 +229,6 @@ export async function printPostCeiling(baselineUrl: string, body: string, option
 export { freePort }
 
 const seedIds = createIdGenerator(systemClock)
-const seedEvents = createEventRecorder({ ids: seedIds, clock: systemClock })
 
 /**
  * Authorizations written straight into a payments database the way the transactions module
@@ -245,9 +244,10 @@ export async function seedAuthorizations(
   options: { amount?: number; tds?: 'full' } = {},
 ): Promise<string[]> {
   const made: string[] = []
+  const events = createEventRecorder({ ids: seedIds, clock: systemClock, dialect })
   for (let index = 0; index < count; index++) {
     const row = await recordTransaction(
-      { db, database: { dialect }, ids: seedIds, clock: systemClock, events: seedEvents },
+      { db, database: { dialect }, ids: seedIds, clock: systemClock, events },
       {
         merchant: { id: merchantId, test: 1, descriptor: 'BENCH' },
         amount: options.amount ?? 1_000_000_000,

@@ -99,21 +99,27 @@ export interface TrailRow {
   line_id: string | null
 }
 
+/** A capture's trail entry in Triad's bytes. */
+export function trailEntryJson(entry: TrailRow): string {
+  return `{"created":${JSON.stringify(entry.created)},"amount":${entry.amount},"balance":${entry.balance},"fee":{"flat":${entry.fee_flat},"rate":${entry.fee_rate}},"capture":true,"descriptor":${JSON.stringify(entry.descriptor)},"lineId":${JSON.stringify(entry.line_id)}}`
+}
+
 /**
  * The JSON Triad answers for a transaction of a test card payment with captures on its trail,
  * field for field in Triad's order (bench/yardsticks.ts checks the bytes are Triad's).
  */
 export function transactionJson(row: TransactionRow, trail: TrailRow[]): string {
+  return transactionJsonWithTrail(row, `[${trail.map(trailEntryJson).join(',')}]`)
+}
+
+/** The same, with the trail given as its JSON array. */
+export function transactionJsonWithTrail(row: TransactionRow, trailJson: string): string {
   const pending = row.amount - row.captured_amount - row.voided_amount
-  const entries = trail.map(
-    (entry) =>
-      `{"created":${JSON.stringify(entry.created)},"amount":${entry.amount},"balance":${entry.balance},"fee":{"flat":${entry.fee_flat},"rate":${entry.fee_rate}},"capture":true,"descriptor":${JSON.stringify(entry.descriptor)},"lineId":${JSON.stringify(entry.line_id)}}`,
-  )
   return (
     `{"transaction":{"id":${JSON.stringify(row.id)},"merchantId":${JSON.stringify(row.merchant_id)},"test":${row.test === 1},"created":${JSON.stringify(row.created)},` +
     `"currency":${JSON.stringify(row.currency)},"amount":${row.amount},"descriptor":${JSON.stringify(row.descriptor)},"pendingAmount":${pending},` +
     `"capturedAmount":${row.captured_amount},"refundedAmount":${row.refunded_amount},"voidedAmount":${row.voided_amount},"disputedAmount":${row.disputed_amount},` +
-    `"recurring":${row.recurring === 1},"successful":${row.successful === 1},"error":false,"trail":[${entries.join(',')}],` +
+    `"recurring":${row.recurring === 1},"successful":${row.successful === 1},"error":false,"trail":${trailJson},` +
     `"card":{"bin":${JSON.stringify(row.card_bin)},"last4":${JSON.stringify(row.card_last4)},"expiry":${JSON.stringify(row.card_expiry)},"scheme":${JSON.stringify(row.card_scheme)},"code":{"present":${row.card_code_present === 1}}}` +
     `${row.tds === null ? '' : `,"tds":${JSON.stringify(row.tds)}`}}}`
   )

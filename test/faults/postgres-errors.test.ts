@@ -103,12 +103,12 @@ describe('PostgreSQL faults, one request at a time', { skip }, () => {
   it('answers 504 outcome_unknown, not 503, when the connection is lost during COMMIT', async (t) => {
     const { proxy, base, database, direct } = await listeningApp(t)
     const { appKey, transactionId } = await authorizeOverHttp(base, 1000)
-    // The last statement of a capture before its COMMIT reads the webhook endpoints to notify:
-    // from then on nothing reaches the database, COMMIT included.
+    // The last statement of a capture before its COMMIT sends its writes together
+    // (core/db/write-batch.ts): from then on nothing reaches the database, COMMIT included.
     // The COMMIT's bytes are lost; the proxy forwards again half a second later, so the
     // database is reachable (on other connections) when the 504 is answered.
     database.observeQueries(({ sql: text }) => {
-      if (!/from "payments_webhook_endpoints"/.test(text)) return
+      if (!/^with w0 as \(insert into "payments_lines"/.test(text)) return
       proxy.blackhole()
       setTimeout(() => void proxy.up(), 500)
     })

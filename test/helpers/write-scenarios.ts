@@ -396,11 +396,45 @@ export function shapeOf(statement: Statement): StatementShape {
   return { kind, tables, filters, keys, crosses }
 }
 
-/** The statements of a request cut into what ran together: each transaction, and each statement outside one. */
+/**
+ * The writes a batch statement (core/db/write-batch.ts: `with w0 as (…), w1 as (…) <last>`)
+ * carries, each as a statement of its own with its placeholders numbered from $1 again; any
+ * other statement as it is.
+ */
+export function partsOf(statement: Statement): Statement[] {
+  const text = statement.sql.trim()
+  if (!/^with w0 as \(/i.test(text)) return [statement]
+  const parts: string[] = []
+  let at = 0
+  while (/^(with |, )?w\d+ as \(/i.test(text.slice(at))) {
+    const open = text.indexOf('(', at)
+    let depth = 0
+    let close = open
+    for (; close < text.length; close++) {
+      if (text[close] === '(') depth++
+      else if (text[close] === ')' && --depth === 0) break
+    }
+    parts.push(text.slice(open + 1, close))
+    at = close + 1
+  }
+  parts.push(text.slice(at).trim())
+  return parts.map((sql) => {
+    const numbers = [...sql.matchAll(/\$(\d+)/g)].map((match) => Number(match[1]))
+    const first = numbers.length === 0 ? 1 : Math.min(...numbers)
+    const last = numbers.length === 0 ? 0 : Math.max(...numbers)
+    return {
+      sql: sql.replace(/\$(\d+)/g, (_match, index: string) => `$${Number(index) - first + 1}`),
+      parameters: statement.parameters.slice(first - 1, last),
+      durationMs: statement.durationMs,
+    }
+  })
+}
+
+/** The statements of a request cut into what ran together: each transaction, and each statement outside one (a batch's writes one by one). */
 export function unitsOf(statements: Statement[]): Statement[][] {
   const units: Statement[][] = []
   let open: Statement[] | undefined
-  for (const statement of statements) {
+  for (const statement of statements.flatMap(partsOf)) {
     const text = statement.sql.trim().toLowerCase()
     if (text.startsWith('start transaction') || text === 'begin') {
       open = []

@@ -1,6 +1,7 @@
 import { type Compilable, CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { DialectName } from './create-db.ts'
 import { type SqliteDirect, sqliteDirect } from './node-sqlite-dialect.ts'
+import { WriteBatch } from './write-batch.ts'
 
 /** Kysely transactions opened by `ownSqliteTransaction`: they hold the SQLite connection. */
 const owned = new WeakMap<object, SqliteDirect>()
@@ -63,15 +64,29 @@ function compileWithStandIns<DB, K extends string>(
  */
 export function prepared<DB, K extends string, R>(build: (db: Kysely<DB>, parameters: Record<K, never>, dialect: DialectName) => Compilable<R>) {
   const cache = new Map<DialectName, CompiledWithStandIns<K>>()
-  return async (db: Kysely<DB>, dialect: DialectName, values: Record<K, unknown>): Promise<{ rows: R[]; numAffectedRows?: bigint }> => {
+  const run = (db: Kysely<DB>, dialect: DialectName, sql: string, parameters: unknown[]): Promise<{ rows: R[]; numAffectedRows?: bigint }> => {
+    const direct = dialect === 'sqlite' ? directFor(db) : undefined
+    if (direct) return Promise.resolve(direct.execute(sql, parameters) as { rows: R[]; numAffectedRows?: bigint })
+    return db.executeQuery<R>(CompiledQuery.raw(sql, parameters) as CompiledQuery<R>)
+  }
+  /**
+   * Runs the query on `db`; given a `WriteBatch` (a write whose result nobody reads), queues it
+   * there on PostgreSQL (answering no rows) and runs it at once on SQLite.
+   */
+  return async (db: Kysely<DB> | WriteBatch<DB>, dialect: DialectName, values: Record<K, unknown>): Promise<{ rows: R[]; numAffectedRows?: bigint }> => {
+    const executor = db instanceof WriteBatch ? db.trx : db
     let entry = cache.get(dialect)
     if (!entry) {
-      entry = compileWithStandIns<DB, K>(db, (root, standIns) => build(root, standIns, dialect))
+      entry = compileWithStandIns<DB, K>(executor, (root, standIns) => build(root, standIns, dialect))
       cache.set(dialect, entry)
     }
+    const { sql } = entry
     const parameters = entry.order.map((name) => values[name])
-    const direct = dialect === 'sqlite' ? directFor(db) : undefined
-    if (direct) return direct.execute(entry.sql, parameters) as { rows: R[]; numAffectedRows?: bigint }
-    return db.executeQuery<R>(CompiledQuery.raw(entry.sql, parameters) as CompiledQuery<R>)
+    if (!(db instanceof WriteBatch)) return run(db, dialect, sql, parameters)
+    let ran: { rows: R[]; numAffectedRows?: bigint } = { rows: [] }
+    await db.add(sql, parameters, async () => {
+      ran = await run(executor, dialect, sql, parameters)
+    })
+    return ran
   }
 }

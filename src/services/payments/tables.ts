@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely'
+import type { WriteBatch } from '../../core/db/write-batch.ts'
 
 // Row types of every payments table (see migrations/). One file: the modules share rows
 // (a capture touches transactions, trail, lines and merchants in one database transaction).
@@ -276,6 +277,8 @@ export interface PaymentsTables {
 
 /** The database or an open transaction: repositories take either. */
 export type PaymentsDb = Kysely<PaymentsTables> | Transaction<PaymentsTables>
+/** Where a write whose result nobody reads may go: a database, a transaction, or a transaction's write batch. */
+export type PaymentsWrites = PaymentsDb | WriteBatch<PaymentsTables>
 
 export type TransactionRow = TransactionsTable
 /** A merchant as read: its row plus the balance summed from its shards. */

@@ -1,4 +1,5 @@
 import type { Transaction } from 'kysely'
+import type { WriteBatch } from '../../../core/db/write-batch.ts'
 import type { PaymentsTables } from '../tables.ts'
 
 /**
@@ -36,9 +37,9 @@ interface NewEvent {
 
 /**
  * The outbox port: whoever commits a change records its event in the same database transaction
- * (a `Transaction`, never the bare database), so an event exists if and only if its change
- * committed. The webhooks module implements it and delivers the events later.
+ * (a `Transaction` or its `WriteBatch`, never the bare database), so an event exists if and only
+ * if its change committed. The webhooks module implements it and delivers the events later.
  */
 export interface EventSink {
-  record(trx: Transaction<PaymentsTables>, event: NewEvent): Promise<void>
+  record(trx: Transaction<PaymentsTables> | WriteBatch<PaymentsTables>, event: NewEvent): Promise<void>
 }

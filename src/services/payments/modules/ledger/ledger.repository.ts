@@ -3,7 +3,7 @@ import type { DialectName } from '../../../../core/db/create-db.ts'
 import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
 import { prepared } from '../../../../core/db/prepared.ts'
 import type { BalanceEffect } from '../../money/balance-effect.ts'
-import type { LineKind, LineRow, MerchantRow, PaymentsDb, PaymentsTables } from '../../tables.ts'
+import type { LineKind, LineRow, MerchantRow, PaymentsDb, PaymentsTables, PaymentsWrites } from '../../tables.ts'
 
 /** What a ledger line needs of its merchant. */
 type LedgerMerchant = Pick<MerchantRow, 'id' | 'test'>
@@ -58,7 +58,7 @@ function shardOf(transactionId: string | null): number {
  * amount. Call it inside the database transaction that makes the movement, so the sum of a
  * merchant's lines always equals its balance.
  */
-export async function postLine(db: PaymentsDb, dialect: DialectName, ids: IdGenerator, input: PostLineInput): Promise<string> {
+export async function postLine(db: PaymentsWrites, dialect: DialectName, ids: IdGenerator, input: PostLineInput): Promise<string> {
   const id = ids.timeOrdered()
   await lineInsert(db, dialect, {
     id,

@@ -4,7 +4,7 @@ import { prepared } from '../../../../core/db/prepared.ts'
 import { createReadCache } from '../../../../core/db/read-cache.ts'
 import type { Clock } from '../../../../core/clock.ts'
 import { type ExpressionBuilder, sql } from 'kysely'
-import type { CardsTable, PaymentsDb, PaymentsTables, TrailRow, TransactionRow } from '../../tables.ts'
+import type { CardsTable, PaymentsDb, PaymentsTables, PaymentsWrites, TrailRow, TransactionRow } from '../../tables.ts'
 import type { MovementMerchant } from './money-rules.ts'
 
 // Every column from the stand-ins: `transactionColumns` reads each one by name.
@@ -276,7 +276,7 @@ const setCounters = prepared<PaymentsTables, 'id' | 'captured' | 'refunded' | 'v
 )
 
 /** Writes all five counters of a transaction read earlier in the same (locking) database transaction. */
-export async function writeCounters(db: PaymentsDb, dialect: DialectName, row: TransactionRow): Promise<void> {
+export async function writeCounters(db: PaymentsWrites, dialect: DialectName, row: TransactionRow): Promise<void> {
   await setCounters(db, dialect, {
     id: row.id,
     captured: row.captured_amount,
@@ -434,7 +434,7 @@ const trailInsert = prepared<PaymentsTables, TrailKey, never>((db, p) =>
   }),
 )
 
-export async function insertTrail(db: PaymentsDb, dialect: DialectName, row: TrailRow): Promise<void> {
+export async function insertTrail(db: PaymentsWrites, dialect: DialectName, row: TrailRow): Promise<void> {
   await trailInsert(db, dialect, row)
 }
 

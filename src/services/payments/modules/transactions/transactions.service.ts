@@ -5,6 +5,7 @@ import { isRetryableConflict } from '../../../../core/db/errors.ts'
 import type { Database } from '../../../../core/db/create-db.ts'
 import { createRowQueue } from '../../../../core/db/row-queue.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
+import { writeBatch } from '../../../../core/db/write-batch.ts'
 import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
 import { currencyExponent, formatMinor } from '../../../../core/money.ts'
@@ -20,7 +21,7 @@ import {
 import type { ProcessorCard } from '../../processors/card-processor.port.ts'
 import type { Kysely, Transaction } from 'kysely'
 import type { EventSink } from '../../events/event-sink.port.ts'
-import type { CardsTable, MerchantRow, PaymentsDb, PaymentsTables, TrailKind, TrailRow, TransactionRow } from '../../tables.ts'
+import type { CardsTable, MerchantRow, PaymentsTables, TrailKind, TrailRow, TransactionRow } from '../../tables.ts'
 import { hasRate } from '../../money/fx.ts'
 import type { BalanceEffect } from '../../money/balance-effect.ts'
 import { NO_EFFECT } from '../../money/balance-effect.ts'
@@ -171,6 +172,21 @@ export async function recordTransaction(
   return row
 }
 
+/**
+ * Every trail entry moves a counter (a won dispute follows an opened one), so an untouched
+ * authorization has an empty trail: no need to ask.
+ */
+function untouched(row: TransactionRow): boolean {
+  return row.captured_amount === 0 && row.refunded_amount === 0 && row.voided_amount === 0 && row.disputed_amount === 0
+}
+
+/** The trail with a new entry in its place: oldest first, by creation time then id, as the database orders it. */
+function withEntry(trail: TrailRow[], entry: TrailRow): TrailRow[] {
+  const last = trail.at(-1)
+  if (!last || last.created < entry.created || (last.created === entry.created && last.id < entry.id)) return [...trail, entry]
+  return [...trail, entry].sort((a, b) => (a.created === b.created ? (a.id < b.id ? -1 : 1) : a.created < b.created ? -1 : 1))
+}
+
 /** Runs a money movement in one database transaction; a conflict that outlived the retries is a 409. */
 export async function inTransaction<T>(ctx: PaymentsContext, work: (trx: Transaction<PaymentsTables>) => Promise<T>): Promise<T> {
   try {
@@ -211,18 +227,11 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
     return found.row
   }
 
-  async function load(executor: PaymentsDb, row: TransactionRow): Promise<TransactionDto> {
-    // Every trail entry moves a counter, so an untouched authorization (the read a merchant makes
-    // to verify a fresh payment) has an empty trail: no need to ask.
-    const untouched = row.captured_amount === 0 && row.refunded_amount === 0 && row.voided_amount === 0 && row.disputed_amount === 0
-    return toTransaction(row, untouched ? [] : await repo.trailOf(executor, dialect, row.id))
-  }
-
   /**
    * Captures, refunds and voids: lock the row (reading the merchant's pricing and the caller's
-   * membership with it), check the amount rule, post the ledger line (captures and refunds),
-   * append the trail entry, write the counters and read back the whole transaction — all in
-   * one database transaction.
+   * membership with it), check the amount rule, read the trail so far, then post the ledger line
+   * (captures and refunds), append the trail entry, write the counters and record the event —
+   * all in one database transaction, the writes sent together.
    */
   async function move(
     appId: string,
@@ -258,12 +267,16 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
       if (input.amount > limit) throw fieldError('amount', `Can ${kind} at most ${formatMinor(limit, row.currency)}`)
       const created = ctx.clock.now().toISOString()
       const descriptor = kind === 'void' ? null : input.descriptor || row.descriptor
+      // Read before writing: the trail so far (the answer and the event carry the whole trail).
+      const trail = untouched(row) ? [] : await repo.trailOf(trx, dialect, row.id)
+      // The writes go out together (one statement on PostgreSQL, core/db/write-batch.ts).
+      const writes = writeBatch(trx, dialect)
       let effect: BalanceEffect = NO_EFFECT
       let lineId: string | null = null
       if (kind !== 'void') {
         if (!hasRate(ctx.fx, row.currency)) throw processingError(1)
         effect = kind === 'capture' ? captureEffect(rules, merchant, input.amount, row.currency) : refundEffect(rules, merchant, input.amount, row.currency)
-        lineId = await postLine(trx, dialect, ctx.ids, {
+        lineId = await postLine(writes, dialect, ctx.ids, {
           merchant,
           kind,
           effect,
@@ -272,14 +285,16 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
           amount: { currency: row.currency, amount: input.amount },
         })
       }
-      await repo.insertTrail(trx, dialect, trailRow(ctx.ids, row.id, kind, created, input.amount, effect, descriptor, lineId))
+      const entry = trailRow(ctx.ids, row.id, kind, created, input.amount, effect, descriptor, lineId)
+      await repo.insertTrail(writes, dialect, entry)
       const updated = { ...row }
       if (kind === 'capture') updated.captured_amount += input.amount
       else if (kind === 'refund') updated.refunded_amount += input.amount
       else updated.voided_amount += input.amount
-      await repo.writeCounters(trx, dialect, updated)
-      const transaction = await load(trx, updated)
-      await ctx.events.record(trx, { type: MOVEMENT_EVENTS[kind], merchantId: row.merchant_id, subjectId: row.id, data: transaction })
+      await repo.writeCounters(writes, dialect, updated)
+      const transaction = toTransaction(updated, withEntry(trail, entry))
+      await ctx.events.record(writes, { type: MOVEMENT_EVENTS[kind], merchantId: row.merchant_id, subjectId: row.id, data: transaction })
+      await writes.flush()
       return transaction
     })
   }

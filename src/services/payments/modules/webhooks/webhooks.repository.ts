@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { DialectName } from '../../../../core/db/create-db.ts'
+import { prepared } from '../../../../core/db/prepared.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
 import type {
@@ -8,6 +9,7 @@ import type {
   EventsTable,
   PaymentsDb,
   PaymentsTables,
+  PaymentsWrites,
   WebhookEndpointsTable,
 } from '../../tables.ts'
 
@@ -61,7 +63,7 @@ async function endPendingDeliveriesOf(db: PaymentsDb, endpointId: string, status
     .execute()
 }
 
-/** The enabled endpoints of a merchant and what they subscribe to (read inside the event's transaction). */
+/** The enabled endpoints of a merchant and what they subscribe to. */
 export async function subscribedEndpoints(db: PaymentsDb, merchantId: string): Promise<Array<{ id: string; events: string }>> {
   return db
     .selectFrom('payments_webhook_endpoints')
@@ -72,26 +74,64 @@ export async function subscribedEndpoints(db: PaymentsDb, merchantId: string): P
     .execute()
 }
 
+const outboxPlace = prepared<PaymentsTables, 'subjectId' | 'merchantId' | 'enabled', { next_seq: number | string; endpoint_id: string | null; events: string | null }>((db, p) =>
+  db
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('payments_events')
+        .select((inner) => inner(inner.fn.coalesce(inner.fn.max('subject_seq'), inner.lit(0)), '+', inner.lit(1)).as('next_seq'))
+        .where('subject_id', '=', p.subjectId)
+        .as('s'),
+    )
+    .leftJoin('payments_webhook_endpoints as e', (join) =>
+      join.on('e.merchant_id', '=', p.merchantId).on('e.status', '=', p.enabled).on('e.deleted', 'is', null),
+    )
+    .select(['s.next_seq', 'e.id as endpoint_id', 'e.events']),
+)
+
 /**
- * The next position in the subject's sequence. Called inside the transaction that changes the
- * subject, which holds its row lock (PostgreSQL) or the write lock (SQLite), so two changes of
- * one transaction never read the same maximum; the unique index would refuse it anyway.
+ * Where a new event of `subjectId` goes, one statement: its position in the subject's sequence
+ * (1, 2, …) and the merchant's enabled endpoints with what they subscribe to. Read inside the
+ * transaction that changes the subject, which holds its row lock (PostgreSQL) or the write lock
+ * (SQLite), so two changes of one subject never take the same position; the unique index would
+ * refuse it anyway.
  */
-export async function nextSubjectSeq(db: PaymentsDb, subjectId: string): Promise<number> {
-  const row = await db
-    .selectFrom('payments_events')
-    .select((eb) => eb.fn.max('subject_seq').as('last'))
-    .where('subject_id', '=', subjectId)
-    .executeTakeFirst()
-  return Number(row?.last ?? 0) + 1
+export async function outboxPlaceOf(db: PaymentsDb, dialect: DialectName, subjectId: string, merchantId: string): Promise<{ seq: number; endpoints: Array<{ id: string; events: string }> }> {
+  const { rows } = await outboxPlace(db, dialect, { subjectId, merchantId, enabled: 'enabled' })
+  const endpoints: Array<{ id: string; events: string }> = []
+  for (const row of rows) if (row.endpoint_id !== null && row.events !== null) endpoints.push({ id: row.endpoint_id, events: row.events })
+  return { seq: Number(rows[0]?.next_seq ?? 1), endpoints }
 }
 
-export async function insertEvent(db: PaymentsDb, row: EventsTable): Promise<void> {
-  await db.insertInto('payments_events').values(row).execute()
+const eventInsert = prepared<PaymentsTables, keyof EventsTable, never>((db, p) =>
+  db.insertInto('payments_events').values({ id: p.id, merchant_id: p.merchant_id, type: p.type, subject_id: p.subject_id, subject_seq: p.subject_seq, created: p.created, data: p.data }),
+)
+
+export async function insertEvent(db: PaymentsWrites, dialect: DialectName, row: EventsTable): Promise<void> {
+  await eventInsert(db, dialect, row)
 }
 
-export async function insertDeliveries(db: PaymentsDb, rows: EventDeliveriesTable[]): Promise<void> {
-  if (rows.length > 0) await db.insertInto('payments_event_deliveries').values(rows).execute()
+const deliveryInsert = prepared<PaymentsTables, keyof EventDeliveriesTable, never>((db, p) =>
+  db.insertInto('payments_event_deliveries').values({
+    id: p.id,
+    event_id: p.event_id,
+    endpoint_id: p.endpoint_id,
+    subject_id: p.subject_id,
+    subject_seq: p.subject_seq,
+    status: p.status,
+    attempts: p.attempts,
+    next_attempt: p.next_attempt,
+    lease_until: p.lease_until,
+    lease_token: p.lease_token,
+    created: p.created,
+    completed: p.completed,
+    last_error: p.last_error,
+  }),
+)
+
+/** One statement a delivery (a merchant has few endpoints; the statement is prepared once). */
+export async function insertDeliveries(db: PaymentsWrites, dialect: DialectName, rows: EventDeliveriesTable[]): Promise<void> {
+  for (const row of rows) await deliveryInsert(db, dialect, row)
 }
 
 export async function findEvent(db: PaymentsDb, id: string): Promise<EventsTable | undefined> {

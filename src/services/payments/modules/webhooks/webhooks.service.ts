@@ -205,6 +205,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       const created = now()
       await repo.insertDeliveries(
         db,
+        ctx.database.dialect,
         targets.map((endpointId) => ({
           id: ctx.ids.timeOrdered(),
           event_id: event.id,
