@@ -97,9 +97,15 @@ export function createClientPaymentsService(ctx: PaymentsContext, vault: VaultSe
   function nextChallenge(payment: CheckedPayment): ChallengeName | undefined {
     if (payment.merchant.test === 0) return undefined
     const tds = payment.test?.tds ?? {}
-    if (tds.fingerprint !== 'unavailable' && !payment.proven.has('tds-fp-start')) return 'tds-fingerprint'
+    const fingerprint = tds.fingerprint ?? 'success'
+    if (fingerprint !== 'unavailable' && !payment.proven.has('tds-fp-start')) return 'tds-fingerprint'
     if (payment.proven.has('tds-challenge-rejected') || payment.proven.has('tds-challenge-failed')) return undefined
-    if (tds.challenge !== false && !payment.proven.has('tds-challenge-approved')) return 'tds-challenge'
+    // An issuer whose fingerprint answered decides frictionless only on that answer: the frame's
+    // own proof, signed for this payment. Without it (the frame never reported back, or a hint
+    // that is not this payment's) it challenges, as an EMV 3-D Secure issuer does when the 3DS
+    // Method did not complete. An issuer that never answers (`timeout`) is not waited for.
+    const frictionless = tds.challenge === false && (fingerprint !== 'success' || payment.proven.has('tds-fp-done'))
+    if (!frictionless && !payment.proven.has('tds-challenge-approved')) return 'tds-challenge'
     return undefined
   }
 
