@@ -229,7 +229,6 @@ export async function printPostCeiling(baselineUrl: string, body: string, option
 export { freePort }
 
 const seedIds = createIdGenerator(systemClock)
-const seedEvents = createEventRecorder({ ids: seedIds, clock: systemClock })
 
 /**
  * Authorizations written straight into a payments database the way the transactions module
@@ -247,7 +246,7 @@ export async function seedAuthorizations(
   const made: string[] = []
   for (let index = 0; index < count; index++) {
     const row = await recordTransaction(
-      { db, database: { dialect }, ids: seedIds, clock: systemClock, events: seedEvents },
+      { db, database: { dialect }, ids: seedIds, clock: systemClock, events: createEventRecorder({ ids: seedIds, clock: systemClock, dialect }) },
       {
         merchant: { id: merchantId, test: 1, descriptor: 'BENCH' },
         amount: options.amount ?? 1_000_000_000,

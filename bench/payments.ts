@@ -41,7 +41,7 @@ const durationSeconds = smoke ? 1 : Number(values.duration)
 const connections = Number(values.connections)
 const transactionCount = smoke ? 50 : Number(values.transactions)
 const ids = createIdGenerator(systemClock)
-const events = createEventRecorder({ ids, clock: systemClock })
+const events = createEventRecorder({ ids, clock: systemClock, dialect: 'sqlite' })
 
 /** The pid of our child process listening on `port` (its socket's inode in /proc/net/tcp, then /proc/<pid>/fd). */
 function pidListeningOn(port: number): number {

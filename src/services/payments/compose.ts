@@ -90,7 +90,7 @@ export function createPaymentsContext(deps: PaymentsDeps, log: FastifyBaseLogger
     mailer,
     processor,
     log,
-    events: createEventRecorder({ ids: deps.ids, clock: deps.clock, recorded: () => eventRecorded() }),
+    events: createEventRecorder({ ids: deps.ids, clock: deps.clock, dialect: deps.database.dialect, recorded: () => eventRecorded() }),
     metrics: createPaymentsMetrics(deps.metrics),
     close,
     onEventRecorded(listener) {

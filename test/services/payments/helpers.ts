@@ -102,7 +102,7 @@ export async function authorize(
   const expiry = options.expiry ?? { year: 2030, month: 8 }
   const ids = createIdGenerator(test.clock)
   const row = await recordTransaction(
-    { db: test.db, database: test.database, ids, clock: test.clock, events: createEventRecorder({ ids, clock: test.clock }) },
+    { db: test.db, database: test.database, ids, clock: test.clock, events: createEventRecorder({ ids, clock: test.clock, dialect: test.database.dialect }) },
     {
       merchant,
       amount: options.amount ?? 300,

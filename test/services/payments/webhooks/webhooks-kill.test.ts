@@ -56,7 +56,7 @@ test('nothing is lost when the sending process is killed: a new process sends th
   const db = database.db as Kysely<PaymentsTables>
   const ids = createIdGenerator(systemClock)
   const transaction = await recordTransaction(
-    { db, database, ids, clock: systemClock, events: createEventRecorder({ ids, clock: systemClock }) },
+    { db, database, ids, clock: systemClock, events: createEventRecorder({ ids, clock: systemClock, dialect: database.dialect }) },
     {
       merchant: { id: merchant.id, test: 1, descriptor: 'SHOP' },
       amount: 1000,

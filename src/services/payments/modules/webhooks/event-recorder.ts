@@ -1,4 +1,5 @@
 import type { Clock } from '../../../../core/clock.ts'
+import type { DialectName } from '../../../../core/db/create-db.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
 import type { EventSink, EventType } from '../../events/event-sink.port.ts'
 import * as repo from './webhooks.repository.ts'
@@ -14,13 +15,13 @@ export function subscribes(events: readonly string[], type: EventType | string):
  * merchant that subscribes to its type, all in the caller's transaction. `recorded` is told
  * afterwards, so the local worker can look soon (it finds the rows once the caller commits).
  */
-export function createEventRecorder(deps: { ids: IdGenerator; clock: Clock; recorded?: () => void }): EventSink {
+export function createEventRecorder(deps: { ids: IdGenerator; clock: Clock; dialect: DialectName; recorded?: () => void }): EventSink {
   return {
     async record(trx, event) {
       const now = deps.clock.now().toISOString()
-      const seq = await repo.nextSubjectSeq(trx, event.subjectId)
+      const seq = await repo.nextSubjectSeq(trx, deps.dialect, event.subjectId)
       const id = deps.ids.timeOrdered()
-      await repo.insertEvent(trx, {
+      await repo.insertEvent(trx, deps.dialect, {
         id,
         merchant_id: event.merchantId,
         type: event.type,
@@ -29,7 +30,7 @@ export function createEventRecorder(deps: { ids: IdGenerator; clock: Clock; reco
         created: now,
         data: JSON.stringify(event.data),
       })
-      const endpoints = (await repo.subscribedEndpoints(trx, event.merchantId)).filter((endpoint) => subscribes(JSON.parse(endpoint.events) as string[], event.type))
+      const endpoints = (await repo.subscribedEndpoints(trx, deps.dialect, event.merchantId)).filter((endpoint) => subscribes(JSON.parse(endpoint.events) as string[], event.type))
       await repo.insertDeliveries(
         trx,
         endpoints.map((endpoint) => ({

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { DialectName } from '../../../../core/db/create-db.ts'
+import { prepared } from '../../../../core/db/prepared.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
 import type {
@@ -61,33 +62,49 @@ async function endPendingDeliveriesOf(db: PaymentsDb, endpointId: string, status
     .execute()
 }
 
+// The outbox's statements run inside every transaction that changes a transaction (an
+// authorization, each capture, refund and void): prepared once per dialect, not built by Kysely
+// each time (core/db/prepared.ts).
+const subscribedEndpointsQuery = prepared((db: PaymentsDb, p: Record<'merchantId' | 'status', never>) =>
+  db.selectFrom('payments_webhook_endpoints').select(['id', 'events']).where('merchant_id', '=', p.merchantId).where('status', '=', p.status).where('deleted', 'is', null),
+)
+
 /** The enabled endpoints of a merchant and what they subscribe to (read inside the event's transaction). */
-export async function subscribedEndpoints(db: PaymentsDb, merchantId: string): Promise<Array<{ id: string; events: string }>> {
-  return db
-    .selectFrom('payments_webhook_endpoints')
-    .select(['id', 'events'])
-    .where('merchant_id', '=', merchantId)
-    .where('status', '=', 'enabled')
-    .where('deleted', 'is', null)
-    .execute()
+export async function subscribedEndpoints(db: PaymentsDb, dialect: DialectName, merchantId: string): Promise<Array<{ id: string; events: string }>> {
+  return (await subscribedEndpointsQuery(db, dialect, { merchantId, status: 'enabled' })).rows
 }
+
+const lastSubjectSeqQuery = prepared((db: PaymentsDb, p: Record<'subjectId', never>) =>
+  db
+    .selectFrom('payments_events')
+    .select((eb) => eb.fn.max('subject_seq').as('last'))
+    .where('subject_id', '=', p.subjectId),
+)
 
 /**
  * The next position in the subject's sequence. Called inside the transaction that changes the
  * subject, which holds its row lock (PostgreSQL) or the write lock (SQLite), so two changes of
  * one transaction never read the same maximum; the unique index would refuse it anyway.
  */
-export async function nextSubjectSeq(db: PaymentsDb, subjectId: string): Promise<number> {
-  const row = await db
-    .selectFrom('payments_events')
-    .select((eb) => eb.fn.max('subject_seq').as('last'))
-    .where('subject_id', '=', subjectId)
-    .executeTakeFirst()
+export async function nextSubjectSeq(db: PaymentsDb, dialect: DialectName, subjectId: string): Promise<number> {
+  const [row] = (await lastSubjectSeqQuery(db, dialect, { subjectId })).rows
   return Number(row?.last ?? 0) + 1
 }
 
-export async function insertEvent(db: PaymentsDb, row: EventsTable): Promise<void> {
-  await db.insertInto('payments_events').values(row).execute()
+const insertEventQuery = prepared((db: PaymentsDb, p: Record<keyof EventsTable, never>) =>
+  db.insertInto('payments_events').values({
+    id: p.id,
+    merchant_id: p.merchant_id,
+    type: p.type,
+    subject_id: p.subject_id,
+    subject_seq: p.subject_seq,
+    created: p.created,
+    data: p.data,
+  }),
+)
+
+export async function insertEvent(db: PaymentsDb, dialect: DialectName, row: EventsTable): Promise<void> {
+  await insertEventQuery(db, dialect, row)
 }
 
 export async function insertDeliveries(db: PaymentsDb, rows: EventDeliveriesTable[]): Promise<void> {

@@ -198,7 +198,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         if (endpoint.status !== 'enabled') throw webhookErrors.disabled()
         targets = [endpoint.id]
       } else {
-        const endpoints = await repo.subscribedEndpoints(db, merchantId)
+        const endpoints = await repo.subscribedEndpoints(db, ctx.database.dialect, merchantId)
         targets = endpoints.filter((endpoint) => subscribes(JSON.parse(endpoint.events) as string[], event.type)).map((endpoint) => endpoint.id)
         if (targets.length === 0) throw webhookErrors.noEndpoint()
       }
