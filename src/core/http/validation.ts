@@ -31,25 +31,43 @@ function textProblem(text: string): string | undefined {
  * the stack.
  */
 export function firstUnacceptableValue(value: unknown): { path: string; message: string } | undefined {
-  const pending: Array<[unknown, string]> = [[value, '']]
+  // Each value remembers its parent and key; the pointer is spelled out only for a problem
+  // (every request is walked, and a pointer string per key cost more than the walk).
+  const pending: PendingValue[] = [{ item: value, parent: undefined, key: '' }]
   while (pending.length > 0) {
-    const [item, path] = pending.pop() as [unknown, string]
+    const node = pending.pop() as PendingValue
+    const item = node.item
     if (typeof item === 'number') {
-      if (!Number.isFinite(item)) return { path, message: 'must be a finite number' }
-      if (Number.isInteger(item) && !Number.isSafeInteger(item)) return { path, message: `must be between -${Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}` }
+      if (!Number.isFinite(item)) return { path: pointerOf(node), message: 'must be a finite number' }
+      if (Number.isInteger(item) && !Number.isSafeInteger(item)) return { path: pointerOf(node), message: `must be between -${Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}` }
     } else if (typeof item === 'string') {
       const message = textProblem(item)
-      if (message !== undefined) return { path, message }
+      if (message !== undefined) return { path: pointerOf(node), message }
     } else if (typeof item === 'object' && item !== null) {
-      for (const [key, child] of Object.entries(item)) {
-        const childPath = `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`
+      const record = item as Record<string, unknown>
+      for (const key of Object.keys(record)) {
+        const child: PendingValue = { item: record[key], parent: node, key }
         const message = textProblem(key)
-        if (message !== undefined) return { path: childPath, message: `is not an accepted name: it ${message}` }
-        pending.push([child, childPath])
+        if (message !== undefined) return { path: pointerOf(child), message: `is not an accepted name: it ${message}` }
+        pending.push(child)
       }
     }
   }
   return undefined
+}
+
+interface PendingValue {
+  item: unknown
+  /** Undefined for the root. */
+  parent: PendingValue | undefined
+  key: string
+}
+
+/** The JSON pointer of a value found by firstUnacceptableValue. */
+function pointerOf(node: PendingValue): string {
+  let path = ''
+  for (let at: PendingValue = node; at.parent !== undefined; at = at.parent) path = `/${at.key.replaceAll('~', '~0').replaceAll('/', '~1')}${path}`
+  return path
 }
 
 /**

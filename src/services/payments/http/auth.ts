@@ -1,5 +1,5 @@
 import { parseCookie } from 'cookie'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { coreError } from '../../../core/errors/codes.ts'
 
 /** The calling app, as the routes see it (the apps module's AppRow satisfies it). */
@@ -65,8 +65,7 @@ const BASIC_CHALLENGE = { headers: { 'www-authenticate': 'Basic realm="payments"
  * the header only by the dashboard's script. An Authorization header wins over the cookie.
  */
 export function authHook(apps: KeyAuthenticator, sessions?: SessionAuthenticator) {
-  return async (request: FastifyRequest) => {
-    if ((request.routeOptions.config as { public?: boolean } | undefined)?.public) return
+  const authenticate = async (request: FastifyRequest) => {
     const key = keyFromAuthorization(request.headers.authorization)
     const token = request.headers.authorization === undefined && sessions ? dashboardToken(request) : undefined
     if (key === undefined && token) {
@@ -85,6 +84,11 @@ export function authHook(apps: KeyAuthenticator, sessions?: SessionAuthenticator
     const app = await apps.authenticate(key)
     if (!app) throw coreError('unauthorized', 'Unknown API key', BASIC_CHALLENGE)
     authenticated.set(request, app)
+  }
+  // Callback style: a public route (the client API, the hosted page) passes without a promise.
+  return function authenticateUnlessPublic(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) {
+    if ((request.routeOptions.config as { public?: boolean } | undefined)?.public) return done()
+    authenticate(request).then(() => done(), done)
   }
 }
 

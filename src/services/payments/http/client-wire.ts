@@ -25,24 +25,26 @@ export function installClientWire(scope: FastifyInstance): void {
   })
   scope.setReplySerializer((payload) => `${JSON.stringify(payload)}\n`)
   // Paylike also names the status code in a header, for clients that do not read the body.
-  scope.addHook('onSend', async (_request, reply, payload) => {
+  // Both hooks are callback style: they run on every client request, and need no promise.
+  scope.addHook('onSend', function nameClientStatusCode(_request, reply, payload, done) {
     if (reply.statusCode >= 400 && typeof payload === 'string') {
       const code = /^\{[^\n]*?"code":"([A-Z_]+)"/.exec(payload)?.[1]
       if (code) reply.header('x-status-code', code)
     }
-    return payload
+    done(null, payload)
   })
-  scope.addHook('onRequest', async (request, reply) => {
+  scope.addHook('onRequest', function clientWireRules(request, reply, done) {
     reply.header('access-control-allow-origin', '*')
     reply.header('access-control-expose-headers', 'X-Request-Id, X-Status-Code')
     reply.header('vary', 'Origin')
-    if (request.method === 'OPTIONS') return
+    if (request.method === 'OPTIONS') return done()
     const config = request.routeOptions.config as { clientApi?: boolean } | undefined
-    if (!config?.clientApi) return
+    if (!config?.clientApi) return done()
     const version = request.headers['accept-version']
     const value = Array.isArray(version) ? version[0] : version
-    if (value === undefined || value.trim() === '') throw clientErrors.versionMissing()
-    if (value.trim() !== '1') throw clientErrors.versionUnsupported(value)
+    if (value === undefined || value.trim() === '') return done(clientErrors.versionMissing())
+    if (value.trim() !== '1') return done(clientErrors.versionUnsupported(value))
+    done()
   })
 }
 

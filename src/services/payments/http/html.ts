@@ -3,9 +3,14 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
 }
 
+const UNSAFE_IN_SCRIPT = /[<>&\u2028\u2029]/
+
 /** JSON that is safe inside an inline `<script>` (no `</script>`, no HTML comment openers). */
 export function scriptJson(value: unknown): string {
-  return JSON.stringify(value)
+  const json = JSON.stringify(value)
+  // Hints and most values hold none of these: one scan instead of five replacements.
+  if (!UNSAFE_IN_SCRIPT.test(json)) return json
+  return json
     .replace(/</g, '\\u003c')
     .replace(/>/g, '\\u003e')
     .replace(/&/g, '\\u0026')

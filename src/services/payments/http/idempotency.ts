@@ -100,11 +100,13 @@ export function installIdempotency(app: FastifyInstance, deps: { db: PaymentsDb;
     return payload
   }
 
-  // Only POST routes get the two hooks: on every other route (GET /transactions/{id} above
-  // all) they would be two more asynchronous steps per request that do nothing.
+  // Only authenticated POST routes get the two hooks: on every other route (GET
+  // /transactions/{id} above all) they would be two more asynchronous steps per request that
+  // do nothing.
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
-    if (!methods.includes('POST')) return
+    // Public routes (the client API, the hosted page) take no key: no hooks there either.
+    if (!methods.includes('POST') || (route.config as { public?: boolean } | undefined)?.public) return
     // First, as the scope-wide hooks they were: before any hook of the route itself.
     route.preHandler = [preHandler, ...asArray(route.preHandler)]
     route.onSend = [onSend, ...asArray(route.onSend)]

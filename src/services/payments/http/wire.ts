@@ -10,15 +10,31 @@ interface SchemaLike {
 
 type Serializer = (data: unknown) => string
 
-/** The dotted path of the first string (or key) holding a NUL character, if any. */
-function findNul(value: unknown, path: string, depth = 0): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path || 'body' : undefined
+/**
+ * The dotted path of the first string (or key) holding a NUL character, if any. The path is
+ * built only for a hit, on the way back up: every request's body is walked, and a path string
+ * per key cost more than the walk.
+ */
+function findNul(value: unknown, path: string): string | undefined {
+  const hit = nulAt(value, 0)
+  if (hit === undefined) return undefined
+  let found = path
+  for (let index = hit.keys.length - 1; index >= 0; index--) found = found ? `${found}.${hit.keys[index]}` : (hit.keys[index] as string)
+  return hit.inKey ? found : found || 'body'
+}
+
+/** Where the first NUL sits: the keys leading to it (innermost first), and whether it is in a key rather than a string. */
+function nulAt(value: unknown, depth: number): { keys: string[]; inKey: boolean } | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? { keys: [], inKey: false } : undefined
   if (value === null || typeof value !== 'object' || depth > 20) return undefined
-  for (const [key, child] of Object.entries(value)) {
-    const childPath = path ? `${path}.${key}` : key
-    if (key.includes('\u0000')) return childPath
-    const found = findNul(child, childPath, depth + 1)
-    if (found !== undefined) return found
+  const record = value as Record<string, unknown>
+  for (const key of Object.keys(record)) {
+    if (key.includes('\u0000')) return { keys: [key], inKey: true }
+    const below = nulAt(record[key], depth + 1)
+    if (below) {
+      below.keys.push(key)
+      return below
+    }
   }
   return undefined
 }

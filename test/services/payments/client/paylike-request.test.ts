@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import request from '@paylike/request'
 import { describe, it, type TestContext } from 'node:test'
-import { clientFixture } from './helpers.ts'
+import { clientFixture, frameHints } from './helpers.ts'
 
 // Paylike's own request library (npm @paylike/request, what @paylike/client and the web SDK use
 // for every call to the vault and /payments), pointed at Triad over a real socket. It reads
@@ -36,6 +36,9 @@ describe('Paylike client library against Triad', () => {
     assert.equal(challenges[0].name, 'tds-fingerprint')
     const frame = await call(challenges[0].path, { ...payment, hints })
     hints = [...hints, ...(frame.hints as string[])]
+    // The hidden frame, as the browser loads it: its form posted, its page's hints collected.
+    const page = await fetch(String(frame.action), { method: 'POST', body: new URLSearchParams(frame.fields as Record<string, string>) })
+    hints = [...hints, ...frameHints(await page.text())]
     const final = await call('/payments', { ...payment, hints })
     assert.match(String(final.authorizationId), /^[0-9a-f]{24}$/)
     const transaction = (await fixture.call('GET', `/transactions/${final.authorizationId}`)).json().transaction

@@ -93,6 +93,38 @@ describe('3-D Secure in test mode', () => {
     assert.ok(clientJson<{ authorizationId: string }>(final).authorizationId)
   })
 
+  it('authorizes frictionless only with the fingerprint result signed for this payment; a garbage one, another payment’s or none is challenged', async (t) => {
+    const fixture = await clientFixture(t)
+    const fingerprinted = async () => {
+      const body = await paymentBody(fixture.app, fixture.key, { test: { tds: { challenge: false } } })
+      const frame = clientJson<{ fields: Record<string, string>; hints: string[] }>(await pay(fixture.app, body, '/payments/challenges/tds-fingerprint'))
+      const page = await fixture.app.inject({ method: 'POST', url: '/payments/tds/fingerprint', headers: FORM, payload: form(frame.fields) })
+      return { body, start: frame.hints, done: frameHints(page.body) }
+    }
+    const one = await fingerprinted()
+    const other = await fingerprinted()
+    const [done = ''] = one.done
+    const [start = ''] = one.start
+    const issued = fixture.clock.now().getTime().toString(36)
+    const unproven = [
+      [],
+      [`tds-fp-done.${issued}.${'A'.repeat(43)}`],
+      [done.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))],
+      [start.replace(/^tds-fp-start/, 'tds-fp-done')],
+      other.done,
+    ]
+    for (const extra of unproven) {
+      const response = clientJson<{ challenges?: Array<{ name: string }> }>(await pay(fixture.app, { ...one.body, hints: [...one.start, ...extra] }))
+      assert.deepEqual(
+        response.challenges?.map((challenge) => challenge.name),
+        ['tds-challenge'],
+        JSON.stringify(extra),
+      )
+    }
+    const final = await pay(fixture.app, { ...one.body, hints: [...one.start, ...one.done] })
+    assert.ok(clientJson<{ authorizationId?: string }>(final).authorizationId, final.body)
+  })
+
   it('ignores hints that were forged, edited or gathered for another payment', async (t) => {
     const fixture = await clientFixture(t)
     const one = await paymentBody(fixture.app, fixture.key, { test: { tds: { challenge: false } } })

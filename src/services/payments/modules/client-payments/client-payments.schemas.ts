@@ -33,7 +33,9 @@ const TestScenario = Type.Object(
       Type.Object(
         {
           fingerprint: Type.Optional(Type.Union([Type.Literal('timeout'), Type.Literal('unavailable'), Type.Literal('success')])),
-          challenge: Type.Optional(Type.Boolean({ description: 'false: the frictionless flow' })),
+          challenge: Type.Optional(
+            Type.Boolean({ description: "false: the frictionless flow, once the hints hold the fingerprint frame's result for this payment (else a challenge)" }),
+          ),
           status: Type.Optional(Type.Union([Type.Literal('authenticated'), Type.Literal('rejected'), Type.Literal('unavailable'), Type.Literal('attempted')])),
         },
         { additionalProperties: false },
