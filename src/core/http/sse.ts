@@ -97,7 +97,14 @@ export function openSseStream(request: FastifyRequest, reply: FastifyReply, opti
   // Tokens are small writes; Nagle's algorithm would hold them back waiting for an ACK.
   const socket = request.raw.socket as { setNoDelay?: (noDelay: boolean) => void } | undefined
   if (typeof socket?.setNoDelay === 'function') socket.setNoDelay(true)
-  response.flushHeaders()
+  // The headers go out with the first event when one is written in this turn of the event
+  // loop (one packet, one system call), else on their own at its end: a caller that starts a
+  // request of its own first (the model call of a chat stream) has it on the wire before this
+  // response's first write instead of after it.
+  let written = false
+  setImmediate(() => {
+    if (!written && !stream.closed && !response.destroyed) response.flushHeaders()
+  })
 
   const finish = () => {
     if (heartbeat) clearInterval(heartbeat)
@@ -117,6 +124,7 @@ export function openSseStream(request: FastifyRequest, reply: FastifyReply, opti
 
   const write = (chunk: string): Promise<void> => {
     if (stream.closed || response.destroyed) return Promise.resolve()
+    written = true
     if (response.write(chunk)) return Promise.resolve()
     return new Promise((resolve) => {
       const done = () => {

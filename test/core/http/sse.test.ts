@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { type IncomingMessage, request as httpRequest } from 'node:http'
+import { connect } from 'node:net'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
@@ -70,6 +71,32 @@ describe('openSseStream', () => {
     assert.equal(res.headers['x-kept'], 'yes')
     assert.equal(res.headers['content-length'], undefined)
     assert.equal(await readAll(res), 'data: hello\ndata: world\n\n')
+  })
+
+  it('sends the headers with an event written at once, and on their own when none comes', async (t) => {
+    const { app, url } = await serve(async (stream) => {
+      await stream.send({ data: 'first' })
+      await sleep(400)
+      stream.close()
+    })
+    t.after(() => app.close())
+    // A raw socket sees what came in one read: the status line and the first event together.
+    const socket = connect(Number(new URL(url).port), '127.0.0.1')
+    socket.end('GET /events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+    const [first] = (await once(socket, 'data')) as [Buffer]
+    socket.destroy()
+    assert.match(first.toString(), /^HTTP\/1\.1 200[\s\S]*data: first\n\n/)
+
+    const { app: slow, url: slowUrl } = await serve(async (stream) => {
+      await sleep(2000)
+      stream.close()
+    })
+    t.after(() => slow.close())
+    const started = performance.now()
+    const { request, response } = get(slowUrl)
+    assert.equal((await response).statusCode, 200)
+    assert.ok(performance.now() - started < 1500, 'the headers waited for an event')
+    request.destroy()
   })
 
   it('sends heartbeat comments while idle', async (t) => {

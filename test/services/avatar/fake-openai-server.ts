@@ -11,6 +11,8 @@ export interface FakeScript {
   status?: number
   /** Only the first `failTimes` requests get `status`; later ones succeed. */
   failTimes?: number
+  /** With `status`: a `Retry-After-Ms` header, the wait a client should make before retrying. */
+  retryAfterMs?: number
   /** Wait this long before answering at all. */
   firstDelayMs?: number
   /** Wait this long between streamed pieces. */
@@ -34,6 +36,8 @@ export interface FakeOpenAiServer {
   requests: ReceivedRequest[]
   /** Requests whose client went away before the response was complete. */
   aborted: number
+  /** TCP connections accepted so far (a client that keeps connections alive opens few). */
+  connections: number
   close(): Promise<void>
 }
 
@@ -62,6 +66,7 @@ export async function startFakeOpenAi(
     script,
     requests: [],
     aborted: 0,
+    connections: 0,
     close: async () => {},
   }
 
@@ -84,7 +89,10 @@ export async function startFakeOpenAi(
     if (current.status && (current.failTimes === undefined || (failures.get(current) ?? 0) < current.failTimes)) {
       failures.set(current, (failures.get(current) ?? 0) + 1)
       finished = true
-      response.writeHead(current.status, { 'content-type': 'application/json' })
+      response.writeHead(current.status, {
+        'content-type': 'application/json',
+        ...(current.retryAfterMs === undefined ? {} : { 'retry-after-ms': String(current.retryAfterMs) }),
+      })
       response.end(JSON.stringify({ error: { message: `fake failure ${current.status}`, type: 'server_error', code: null } }))
       return
     }
@@ -127,6 +135,7 @@ export async function startFakeOpenAi(
   const server = createServer((request, response) => {
     handle(request, response).catch(() => response.destroy())
   })
+  server.on('connection', () => state.connections++)
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   const { port } = server.address() as AddressInfo

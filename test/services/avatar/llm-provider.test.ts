@@ -6,6 +6,7 @@ import { mockReply } from '../../../src/services/avatar/modules/chat/mock.ts'
 import { BUILT_IN_PERSONAS } from '../../../src/services/avatar/personas.ts'
 import { createChatService } from '../../../src/services/avatar/modules/chat/chat.service.ts'
 import { llmFromConfig } from '../../../src/services/avatar/modules/chat/index.ts'
+import { nodeFetch, takeNodeBody } from '../../../src/services/avatar/providers/llm/node-fetch.ts'
 import type { SessionsService } from '../../../src/services/avatar/modules/sessions/sessions.service.ts'
 import { testConfig } from '../../helpers/build-app.ts'
 import { type FakeOpenAiServer, startFakeOpenAi } from './fake-openai-server.ts'
@@ -100,6 +101,27 @@ describe('OpenAI-compatible provider', () => {
     const { app } = await buildAvatarApp(t, { env: env({ AVATAR_LLM_MAX_RETRIES: '2' }) })
     assert.deepEqual((await chat(app, { userText: 'x' })).body.replyText, 'Second time lucky.')
     assert.equal(fake.requests.length, 2)
+  })
+
+  it('retries a failed streamed call the client\'s way, its first attempt counted', async (t) => {
+    fake.script = { pieces: ['[emotion:happy] Second time lucky.'], status: 503, failTimes: 1, retryAfterMs: 0 }
+    const { app } = await buildAvatarApp(t, { env: env({ AVATAR_LLM_MAX_RETRIES: '1' }) })
+    const url = await app.listen({ port: 0, host: '127.0.0.1' })
+    const { events } = await readStream(url, { userText: 'x' })
+    assert.equal(events.at(-1)?.replyText, 'Second time lucky.')
+    // The first attempt (the adapter's own request) and the client's one retry: the same request.
+    assert.equal(fake.requests.length, 2)
+    assert.deepEqual(fake.requests[0], fake.requests[1])
+    assert.equal(fake.requests[0].authorization, 'Bearer sk-test')
+    assert.equal(fake.requests[0].body.stream, true)
+
+    // Without retries, a failed first attempt is the failure: one request, then the mock.
+    fake.requests.length = 0
+    fake.script = { pieces: ['unused'], status: 503 }
+    const { app: once } = await buildAvatarApp(t, { env: env() })
+    const onceUrl = await once.listen({ port: 0, host: '127.0.0.1' })
+    assert.equal((await readStream(onceUrl, { userText: 'Hello' })).events.at(-1)?.replyText, mockReply('Hello', aria).replyText)
+    assert.equal(fake.requests.length, 1)
   })
 
   it('bounds the whole wait, retries included, by AVATAR_LLM_TIMEOUT', async (t) => {
@@ -202,5 +224,37 @@ describe('OpenAI-compatible provider', () => {
     assert.equal(warnings.length, 1)
     assert.match(String(warnings[0][1]), /falling back|mock/)
     assert.equal((warnings[0][0] as { provider: string }).provider, 'openai-compatible')
+  })
+
+  it('keeps the model connection alive from one streamed reply to the next', async (t) => {
+    const { app } = await buildAvatarApp(t, { env: env() })
+    const url = await app.listen({ port: 0, host: '127.0.0.1' })
+    const before = fake.connections
+    for (let turn = 0; turn < 3; turn++) {
+      const { events } = await readStream(url, { userText: 'Hi' })
+      assert.equal(events.at(-1)?.type, 'done')
+    }
+    assert.ok(fake.connections - before <= 1, `${fake.connections - before} connections for three replies`)
+  })
+
+  it('hands a streamed reply over as the node stream itself until something reads the web body', async () => {
+    const post = () =>
+      nodeFetch(`${fake.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'fake-model', stream: true, messages: [{ role: 'user', content: 'Hi' }] }),
+      })
+    const unread = await post()
+    // A turn of the event loop later: a web body that pulled on its own would have taken the node stream by now.
+    await sleep(5)
+    const node = takeNodeBody(unread)
+    assert.ok(node)
+    let text = ''
+    for await (const chunk of node) text += chunk
+    assert.match(text, /data: \[DONE\]/)
+    // Read as a web body instead, the same reply arrives whole, and the node stream is then taken.
+    const read = await post()
+    assert.match(await read.text(), /"content":"Hello"[\s\S]*data: \[DONE\]/)
+    assert.equal(takeNodeBody(read), undefined)
   })
 })
