@@ -51,6 +51,7 @@ function peerUnavailable(): string | undefined {
 
 const benchmarks: Benchmark[] = [
   { name: 'yardsticks', file: 'bench/yardsticks.ts', smokeArgs: ['--smoke'] },
+  { name: 'checkout-costs', file: 'bench/checkout-costs.ts', smokeArgs: ['--smoke'] },
   { name: 'authn', file: 'bench/authn.ts', smokeArgs: ['--smoke'] },
   { name: 'payments', file: 'bench/payments.ts', smokeArgs: ['--smoke'] },
   { name: 'capture-statements', file: 'bench/capture-statements.ts', smokeArgs: ['--smoke'] },

@@ -3,6 +3,7 @@
 // process, configured by a JSON file (YARDSTICK_CONFIG) that bench/yardsticks.ts writes after
 // preparing Triad: the database copy to work on, the bytes Triad answered, keys.
 import Fastify, { type FastifyInstance } from 'fastify'
+import { randomFillSync } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
 
@@ -129,4 +130,22 @@ let idCounter = 0
 /** A 24-hex-digit id ordered by time, the shape of Triad's ids. */
 export function timeOrderedId(): string {
   return `${Date.now().toString(16).padStart(12, '0')}${(idCounter++ & 0xffffffffffff).toString(16).padStart(12, '0')}`
+}
+
+const pool = Buffer.alloc(4096)
+let poolOffset = pool.length
+/**
+ * Random bytes (IVs) cut from a 4 KiB pool that randomFillSync refills, as Node's randomUUID
+ * pools its entropy: `crypto.randomBytes` costs a getpid system call per call (OpenSSL's fork
+ * check), as much as the AES-GCM seal it feeds. Each byte is handed out once.
+ */
+export function pooledRandomBytes(size: number): Buffer {
+  if (poolOffset + size > pool.length) {
+    randomFillSync(pool)
+    poolOffset = 0
+  }
+  const bytes = Buffer.from(pool.subarray(poolOffset, poolOffset + size))
+  pool.fill(0, poolOffset, poolOffset + size)
+  poolOffset += size
+  return bytes
 }
