@@ -150,8 +150,10 @@ describe('OpenAI-compatible provider', () => {
   })
 
   it('does not cut off a long reply that keeps coming', async (t) => {
-    fake.script = { pieces: ['one', ' two', ' three', ' four', ' five'], delayMs: 120 }
-    const { app } = await buildAvatarApp(t, { env: env({ AVATAR_LLM_TIMEOUT: '300ms' }) })
+    // The reply takes 1.25 s in all, twice the limit; each gap is 250 ms, leaving a loaded
+    // machine 350 ms of slack per gap (120 ms gaps under a 300 ms limit failed at load 10).
+    fake.script = { pieces: ['one', ' two', ' three', ' four', ' five'], delayMs: 250 }
+    const { app } = await buildAvatarApp(t, { env: env({ AVATAR_LLM_TIMEOUT: '600ms' }) })
     const url = await app.listen({ port: 0, host: '127.0.0.1' })
     const { events } = await readStream(url, { userText: 'count' })
     assert.equal(events.at(-1)?.replyText, 'one two three four five')
