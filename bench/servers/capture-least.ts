@@ -6,7 +6,7 @@
 // trail entry to a JSON column of the row and returns the whole row, and one INSERT of the
 // ledger line; then the whole transaction in Triad's bytes. No balance shard, no webhook event,
 // no trail table, no read before the write: what Triad does beyond this is what its promises cost.
-import { bareFastify, basicKey, config, inTransaction, openSqlite, serve, statements, timeOrderedId, transactionJsonWithTrail, type TransactionRow } from './kit.ts'
+import { config, inTransaction, openSqlite, serveCaptures, statements, timeOrderedId, transactionJsonWithTrail, type TransactionRow } from './kit.ts'
 
 const { database, apps } = config<{ database: string; apps: Record<string, string> }>()
 const db = openSqlite(database)
@@ -29,28 +29,16 @@ const sql = statements(db, {
   line: 'insert into "payments_lines" ("id", "merchant_id", "test", "created", "kind", "balance", "fee", "description", "transaction_id", "amount_currency", "amount") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
 })
 
-const app = bareFastify()
-app.post(
-  '/transactions/:id/captures',
-  { schema: { body: { type: 'object', required: ['amount'], properties: { amount: { type: 'integer', minimum: 1 }, currency: { type: 'string' }, descriptor: { type: 'string' } } } } },
-  async (request, reply) => {
-    const appId = appOfKey.get(basicKey(request.headers.authorization) ?? '')
-    if (!appId) return reply.code(401).send()
-    const id = (request.params as { id: string }).id
-    const { amount } = request.body as { amount: number }
-    const body = inTransaction(db, () => {
-      const created = new Date().toISOString()
-      const lineId = timeOrderedId()
-      const row = sql.capture.get({ amount, created, lineId, id, appId }) as (TransactionRow & { trail_json: string }) | undefined
-      if (!row) return undefined
-      const merchant = pricing.get(row.merchant_id)
-      if (!merchant) throw new Error(`no pricing for merchant ${row.merchant_id}`)
-      const rateFee = Math.ceil((amount * merchant.fee_rate_ppm) / 1_000_000)
-      sql.line.run(lineId, row.merchant_id, row.test, created, 'capture', amount - merchant.fee_flat - rateFee, merchant.fee_flat + rateFee, null, id, row.currency, amount)
-      return transactionJsonWithTrail(row, row.trail_json)
-    })
-    if (body === undefined) return reply.code(400).send()
-    return reply.code(201).type('application/json; charset=utf-8').send(body)
-  },
+await serveCaptures(appOfKey, (appId, id, amount) =>
+  inTransaction(db, () => {
+    const created = new Date().toISOString()
+    const lineId = timeOrderedId()
+    const row = sql.capture.get({ amount, created, lineId, id, appId }) as (TransactionRow & { trail_json: string }) | undefined
+    if (!row) return undefined
+    const merchant = pricing.get(row.merchant_id)
+    if (!merchant) throw new Error(`no pricing for merchant ${row.merchant_id}`)
+    const rateFee = Math.ceil((amount * merchant.fee_rate_ppm) / 1_000_000)
+    sql.line.run(lineId, row.merchant_id, row.test, created, 'capture', amount - merchant.fee_flat - rateFee, merchant.fee_flat + rateFee, null, id, row.currency, amount)
+    return transactionJsonWithTrail(row, row.trail_json)
+  })
 )
-await serve(app)

@@ -7,7 +7,7 @@
 // back; then answer the whole transaction in Triad's bytes (built field by field).
 // Each request commits on its own; Triad's group commit shares one COMMIT among the captures
 // that arrive together.
-import { bareFastify, basicKey, config, inTransaction, openSqlite, serve, statements, timeOrderedId, transactionJson, type TrailRow, type TransactionRow } from './kit.ts'
+import { config, inTransaction, openSqlite, serveCaptures, statements, timeOrderedId, transactionJson, type TrailRow, type TransactionRow } from './kit.ts'
 
 const { database, apps } = config<{ database: string; apps: Record<string, string> }>()
 const db = openSqlite(database)
@@ -23,32 +23,20 @@ const sql = statements(db, {
 
 type Found = TransactionRow & { member: number; m_fee_rate_ppm: number; m_fee_flat: number }
 
-const app = bareFastify()
-app.post(
-  '/transactions/:id/captures',
-  { schema: { body: { type: 'object', required: ['amount'], properties: { amount: { type: 'integer', minimum: 1 }, currency: { type: 'string' }, descriptor: { type: 'string' } } } } },
-  async (request, reply) => {
-    const appId = appOfKey.get(basicKey(request.headers.authorization) ?? '')
-    if (!appId) return reply.code(401).send()
-    const id = (request.params as { id: string }).id
-    const { amount } = request.body as { amount: number }
-    const body = inTransaction(db, () => {
-      const row = sql.find.get(appId, id) as Found | undefined
-      if (!row || row.member !== 1) return undefined
-      if (row.amount - row.captured_amount - row.voided_amount < amount) return undefined
-      const created = new Date().toISOString()
-      const rateFee = Math.ceil((amount * row.m_fee_rate_ppm) / 1_000_000)
-      const balance = amount - row.m_fee_flat - rateFee
-      const lineId = timeOrderedId()
-      sql.line.run(lineId, row.merchant_id, row.test, created, 'capture', balance, row.m_fee_flat + rateFee, null, id, row.currency, amount)
-      sql.balance.run(row.merchant_id, Number.parseInt(id.slice(-1), 16), balance)
-      sql.trail.run(timeOrderedId(), id, 'capture', created, amount, balance, row.m_fee_flat, rateFee, row.descriptor, lineId, null, null)
-      row.captured_amount += amount
-      sql.counters.run(row.captured_amount, row.refunded_amount, row.voided_amount, row.disputed_amount, row.lost_amount, id)
-      return transactionJson(row, sql.readTrail.all(id) as unknown as TrailRow[])
-    })
-    if (body === undefined) return reply.code(400).send()
-    return reply.code(201).type('application/json; charset=utf-8').send(body)
-  },
+await serveCaptures(appOfKey, (appId, id, amount) =>
+  inTransaction(db, () => {
+    const row = sql.find.get(appId, id) as Found | undefined
+    if (!row || row.member !== 1) return undefined
+    if (row.amount - row.captured_amount - row.voided_amount < amount) return undefined
+    const created = new Date().toISOString()
+    const rateFee = Math.ceil((amount * row.m_fee_rate_ppm) / 1_000_000)
+    const balance = amount - row.m_fee_flat - rateFee
+    const lineId = timeOrderedId()
+    sql.line.run(lineId, row.merchant_id, row.test, created, 'capture', balance, row.m_fee_flat + rateFee, null, id, row.currency, amount)
+    sql.balance.run(row.merchant_id, Number.parseInt(id.slice(-1), 16), balance)
+    sql.trail.run(timeOrderedId(), id, 'capture', created, amount, balance, row.m_fee_flat, rateFee, row.descriptor, lineId, null, null)
+    row.captured_amount += amount
+    sql.counters.run(row.captured_amount, row.refunded_amount, row.voided_amount, row.disputed_amount, row.lost_amount, id)
+    return transactionJson(row, sql.readTrail.all(id) as unknown as TrailRow[])
+  })
 )
-await serve(app)

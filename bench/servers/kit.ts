@@ -50,6 +50,26 @@ export function bareFastify(): FastifyInstance {
   return Fastify({ logger: false })
 }
 
+/**
+ * A capture yardstick's server: POST /transactions/{id}/captures with Triad's body schema, the
+ * API key to its app through `apps`; `capture` answers the body (201) or undefined (400).
+ */
+export async function serveCaptures(apps: Map<string, string>, capture: (appId: string, id: string, amount: number) => string | undefined): Promise<void> {
+  const app = bareFastify()
+  app.post(
+    '/transactions/:id/captures',
+    { schema: { body: { type: 'object', required: ['amount'], properties: { amount: { type: 'integer', minimum: 1 }, currency: { type: 'string' }, descriptor: { type: 'string' } } } } },
+    async (request, reply) => {
+      const appId = apps.get(basicKey(request.headers.authorization) ?? '')
+      if (!appId) return reply.code(401).send()
+      const body = capture(appId, (request.params as { id: string }).id, (request.body as { amount: number }).amount)
+      if (body === undefined) return reply.code(400).send()
+      return reply.code(201).type('application/json; charset=utf-8').send(body)
+    },
+  )
+  await serve(app)
+}
+
 /** Listens on a free port of 127.0.0.1, prints the URL for the driver, and closes on SIGTERM. */
 export async function serve(app: FastifyInstance): Promise<void> {
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
