@@ -4,7 +4,11 @@
 //    and WAV, through POST /v1/tts of a running `triad serve` (medians of sequential requests).
 // 2. Concurrency: 8 simultaneous syntheses against one, with the worker pool at its default
 //    (one thread per core) and, for comparison, forced to a single thread (one queue).
-// 3. Viseme cost (issue 20): the viseme timeline as a share of synthesis time, end to end (POST
+// 3. First synthesis after start (issue 27, item 4): a fresh `triad serve` (avatar only), its
+//    start time (spawn to /readyz 200) and memory (RSS once ready), then the first English and the
+//    first Chinese synthesis (WAV, 200 characters) against warm ones, with the threads warmed at
+//    start (AVATAR_TTS_WARM=true, the default) and loaded on first use (false).
+// 4. Viseme cost (issue 20): the viseme timeline as a share of synthesis time, end to end (POST
 //    /v1/tts with `visemes: true` against the binary answer) and for the mapping alone (the
 //    phoneme events of an in-process synthesis turned into a timeline).
 import { readdirSync, readFileSync } from 'node:fs'
@@ -12,7 +16,7 @@ import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
 import { visemeTimeline } from '../src/services/avatar/modules/speech/index.ts'
 import { createEspeakProvider, findVoice } from '../src/services/avatar/providers/tts/index.ts'
-import { reportRow, smoke, startTriad } from './lib.ts'
+import { reportRow, smoke, startTriad, verdict } from './lib.ts'
 
 const { values } = parseArgs({ options: { repeats: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' }, smoke: { type: 'boolean', default: false } } })
 const repeats = smoke ? 1 : Number(values.repeats)
@@ -145,6 +149,91 @@ async function concurrency(url: string, label: string) {
   })
 }
 
+/** Resident memory of a process, in MB (Linux /proc). */
+function rssMbOf(pid: number): number {
+  const pages = Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1])
+  return (pages * 4096) / 1e6
+}
+
+interface ColdStart {
+  startMs: number
+  rssMb: number
+  /** First synthesis ÷ median of the warm ones, per language. */
+  ratio: { English: number; Chinese: number }
+  firstMs: { English: number; Chinese: number }
+  warmMs: { English: number; Chinese: number }
+}
+
+async function coldStart(warm: boolean): Promise<ColdStart> {
+  const started = performance.now()
+  const server = await startTriad({ TRIAD_SERVICES: 'avatar', AVATAR_TTS_WARM: String(warm) })
+  try {
+    const startMs = performance.now() - started
+    const rssMb = rssMbOf(server.pid)
+    const result: ColdStart = { startMs, rssMb, ratio: { English: 0, Chinese: 0 }, firstMs: { English: 0, Chinese: 0 }, warmMs: { English: 0, Chinese: 0 } }
+    for (const [language, text] of [
+      ['English', ENGLISH],
+      ['Chinese', CHINESE],
+    ] as const) {
+      const first = (await synthesize(server.url, text, 'wav')).totalMs
+      const warmRuns: number[] = []
+      for (let index = 0; index < (smoke ? 1 : 5); index++) warmRuns.push((await synthesize(server.url, text, 'wav')).totalMs)
+      result.firstMs[language] = first
+      result.warmMs[language] = median(warmRuns)
+      result.ratio[language] = first / median(warmRuns)
+    }
+    return result
+  } finally {
+    await server.stop()
+  }
+}
+
+async function firstSynthesis() {
+  console.log('\n## First synthesis after start (WAV, 200 chars; medians over fresh starts)\n')
+  console.log('| threads | start (ms) | RSS ready (MB) | first English ÷ warm | first Chinese ÷ warm |')
+  console.log('|---|---:|---:|---:|---:|')
+  const starts = smoke ? 1 : rounds
+  const byMode = new Map<boolean, ColdStart[]>([
+    [false, []],
+    [true, []],
+  ])
+  // Alternating, so a noisy stretch of the machine weighs on both.
+  for (let round = 0; round < starts; round++) for (const warm of [false, true]) byMode.get(warm)?.push(await coldStart(warm))
+  const summary = new Map<boolean, { startMs: number; rssMb: number; english: number; chinese: number; detail: string }>()
+  for (const [warm, runs] of byMode) {
+    const row = {
+      startMs: median(runs.map((run) => run.startMs)),
+      rssMb: median(runs.map((run) => run.rssMb)),
+      english: median(runs.map((run) => run.ratio.English)),
+      chinese: median(runs.map((run) => run.ratio.Chinese)),
+      detail: `first ${median(runs.map((run) => run.firstMs.English)).toFixed(0)} / warm ${median(runs.map((run) => run.warmMs.English)).toFixed(0)} ms English, first ${median(runs.map((run) => run.firstMs.Chinese)).toFixed(0)} / warm ${median(runs.map((run) => run.warmMs.Chinese)).toFixed(0)} ms Chinese`,
+    }
+    summary.set(warm, row)
+    const label = warm ? 'warmed at start (AVATAR_TTS_WARM=true)' : 'loaded on first use (AVATAR_TTS_WARM=false)'
+    console.log(`| ${label} | ${row.startMs.toFixed(0)} | ${row.rssMb.toFixed(0)} | ${row.english.toFixed(2)}× | ${row.chinese.toFixed(2)}× |`)
+  }
+  const cold = summary.get(false)
+  const warm = summary.get(true)
+  if (!cold || !warm) return
+  const worst = Math.max(warm.english, warm.chinese)
+  reportRow({
+    benchmark: 'avatar-speech',
+    measure: 'First synthesis after start ÷ a warm one (POST /v1/tts, WAV, 200 chars; English and Chinese, each the first of its language), threads warmed at start',
+    target: '≤ 2×',
+    figure: `English ${warm.english.toFixed(2)}×, Chinese ${warm.chinese.toFixed(2)}× (${warm.detail}); loaded on first use instead: English ${cold.english.toFixed(2)}×, Chinese ${cold.chinese.toFixed(2)}× (${cold.detail})`,
+    met: verdict(worst <= 2),
+    command: 'node bench/avatar-speech.ts',
+  })
+  reportRow({
+    benchmark: 'avatar-speech',
+    measure: 'What warming at start costs: start of `triad serve` (avatar only, spawn to /readyz 200) and its resident memory once ready, warmed vs loaded on first use',
+    target: '—',
+    figure: `start ${warm.startMs.toFixed(0)} vs ${cold.startMs.toFixed(0)} ms (+${(warm.startMs - cold.startMs).toFixed(0)} ms), RSS ${warm.rssMb.toFixed(0)} vs ${cold.rssMb.toFixed(0)} MB (+${(warm.rssMb - cold.rssMb).toFixed(0)} MB)`,
+    met: null,
+    command: 'node bench/avatar-speech.ts',
+  })
+}
+
 /** What the timeline costs: end to end over HTTP, and the phoneme-to-viseme mapping alone in process. */
 async function visemeCost(url: string) {
   console.log('\n## Viseme timeline cost (MP3, medians)\n')
@@ -220,6 +309,7 @@ await withServer({}, async (url) => {
   await speed(url)
   await visemeCost(url)
 })
+await firstSynthesis()
 console.log('\n## 8 concurrent syntheses vs one (English, 200 chars, MP3; medians)\n')
 console.log('| worker pool | one (ms) | 8 at once (ms) | ratio |')
 console.log('|---|---:|---:|---:|')

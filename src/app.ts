@@ -129,6 +129,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     if (ownsDatabase) await database.destroy()
     throw error
   }
+  // Services load and warm what they need (the speech engines) before the app takes the port.
+  deps.holder?.setState({ check: 'services', state: 'starting' })
   const clock = deps.clock ?? systemClock
   // Fail-fast options (core/redis.ts): no request ever waits for Redis to come back.
   const redis = config.core.redisUrl ? createRedis(config.core.redisUrl) : undefined

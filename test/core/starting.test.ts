@@ -8,6 +8,7 @@ import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type AppDeps, buildApp, holdPortWhileStarting, migrateServices } from '../../src/app.ts'
 import { createManualClock } from '../../src/core/clock.ts'
+import { createFakeTtsProvider } from '../../src/services/avatar/providers/tts/tts.fake.ts'
 import type { Database } from '../../src/core/db/create-db.ts'
 import { fallsUnder } from '../../src/core/errors/error-owners.ts'
 import { listenUntilSignalled } from '../../src/core/http/graceful.ts'
@@ -178,6 +179,31 @@ describe('starting', () => {
     assert.equal((await fetch(`${base}/readyz`)).status, 200)
   })
 
+  it('takes the port only once the speech engines are warm: /readyz 503 "services starting" meanwhile', async (t) => {
+    const database = await createTestDatabase(t)
+    const port = await freePort()
+    let warm = () => {}
+    const warming = new Promise<void>((resolve) => (warm = resolve))
+    const tts = { ...createFakeTtsProvider(), ready: () => warming }
+    const clock = createManualClock()
+    const config = testConfig({ TRIAD_SERVICES: 'avatar' })
+    const holder = await holdPortWhileStarting(config, { port, host: '127.0.0.1' }, { logStream: devNull })
+    const app = await buildApp(config, { database, clock, holder, services: { avatar: { tts } }, secrets: createSecrets(secretStoreOf(database), clock), logStream: devNull })
+    t.after(() => app.close())
+    const handedOver = holder.handOver(app)
+    const base = `http://127.0.0.1:${port}`
+    const ready = await fetch(`${base}/readyz`)
+    assert.equal(ready.status, 503)
+    assert.match(((await ready.json()) as { detail: string }).detail, /services starting/)
+    const speech = await fetch(`${base}/v1/tts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"hi"}' })
+    assert.equal(speech.status, 503)
+    assert.match(((await speech.json()) as { detail: string }).detail, /starting its services/)
+    warm()
+    await handedOver
+    assert.equal((await fetch(`${base}/readyz`)).status, 200)
+    assert.equal((await fetch(`${base}/v1/tts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"hi"}' })).status, 200)
+  })
+
   it('ends the start on an error that waiting cannot mend, and lets go of the port', async (t) => {
     const database = await createTestDatabase(t)
     const port = await freePort()
@@ -221,7 +247,7 @@ describe('two `triad serve` processes starting together on a fresh PostgreSQL sc
     const ports = [await freePort(), await freePort()]
     const children = ports.map((port) =>
       spawn(process.execPath, [new URL('../../bin/triad.js', import.meta.url).pathname, 'serve', '--port', String(port)], {
-        env: { ...process.env, DATABASE_URL: url.toString(), TRIAD_SECRETS_FILE: secrets, LOG_LEVEL: 'warn' },
+        env: { ...process.env, DATABASE_URL: url.toString(), TRIAD_SECRETS_FILE: secrets, LOG_LEVEL: 'warn', AVATAR_TTS_WARM: 'false' },
         stdio: ['ignore', 'ignore', 'pipe'],
       }),
     )

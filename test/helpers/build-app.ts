@@ -89,9 +89,13 @@ export function secretStoreOf(database: Database): SecretStore {
   return store
 }
 
-/** The configuration of a test app: defaults, quiet logs, the test database, plus `env`. */
+/**
+ * The configuration of a test app: defaults, quiet logs, the test database, plus `env`. Speech
+ * threads start on first use (AVATAR_TTS_WARM=false): most apps a test builds never synthesise,
+ * and warming costs each of them seconds of CPU; the tests of warming turn it on.
+ */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ DATABASE_URL: testDatabaseUrl, LOG_LEVEL: 'silent', ...env })
+  return loadConfig({ DATABASE_URL: testDatabaseUrl, LOG_LEVEL: 'silent', AVATAR_TTS_WARM: 'false', ...env })
 }
 
 export interface TestAppOptions {

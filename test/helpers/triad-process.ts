@@ -39,7 +39,8 @@ export async function startTriadProcess(
   const port = options.port ?? (await freePort())
   const dir = mkdtempSync(join(tmpdir(), 'triad-process-'))
   const child = spawn(options.node ?? process.execPath, [triad, 'serve', '--port', String(port)], {
-    env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 't.sqlite')}`, TRIAD_SECRETS_FILE: join(dir, 'secrets.json'), ...env },
+    // Speech threads on first use, as in testConfig: a warm-up is seconds of CPU per process.
+    env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 't.sqlite')}`, TRIAD_SECRETS_FILE: join(dir, 'secrets.json'), AVATAR_TTS_WARM: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached,
     cwd: options.cwd,

@@ -26,7 +26,7 @@ const ReadySchema = Type.Object({
 
 /** One failed readiness check, in the details of the 503. */
 export interface FailedCheck {
-  check: 'migrations' | 'database' | 'shutdown'
+  check: 'migrations' | 'database' | 'services' | 'shutdown'
   state: string
 }
 
@@ -71,7 +71,7 @@ export async function healthRoutes(app: FastifyInstance, options: HealthOptions)
         tags: ['health'],
         summary: 'The instance should receive traffic: not stopping, its database answers (Redis is reported, not required)',
         description:
-          'A 503 names the checks that failed in its details: migrations running, database unreachable, shutdown draining. ' +
+          'A 503 names the checks that failed in its details: migrations running, database unreachable, services starting (e.g. speech engines warming), shutdown draining. ' +
           '`checks.redis` (when REDIS_URL is set) is `ok` or `unreachable`; an unreachable Redis leaves the answer 200, since rate limits then count in memory.',
         response: { 200: ReadySchema },
       },

@@ -13,7 +13,7 @@ export interface PathOwner {
 }
 
 /** What the instance is doing before it serves; `/readyz` names it. */
-type StartingState = FailedCheck & { check: 'migrations' | 'database' }
+type StartingState = FailedCheck & { check: 'migrations' | 'database' | 'services' }
 
 /**
  * The port, held from the first moment of a start until the app takes the same listening socket
@@ -62,7 +62,7 @@ export async function holdPort(options: { port: number; host: string; server: Se
     throw notReady([state])
   })
   holder.all('/*', { schema: { hide: true } }, async () => {
-    const waiting = state.check === 'database' ? 'waiting for its database' : 'running database migrations'
+    const waiting = { database: 'waiting for its database', migrations: 'running database migrations', services: 'starting its services' }[state.check]
     throw coreError('service_unavailable', `The service is starting (${waiting}); retry shortly`, { headers: { 'retry-after': '2' } })
   })
   await holder.listen({ port: options.port, host: options.host })

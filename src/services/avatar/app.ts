@@ -13,6 +13,9 @@ import { createTtsProvider, type SpeechProviders, speechPlugin } from './modules
 import { createAsrProvider, transcriptionPlugin } from './modules/transcription/index.ts'
 import { pageRoutes } from './modules/page/index.ts'
 
+/** The longest a start waits for the speech threads to warm (below Fastify's 10 s for onReady hooks). */
+const WARM_WAIT_MS = 8000
+
 export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & ConversationProviders> = {
   name: 'avatar',
   migrations,
@@ -27,6 +30,28 @@ export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & Co
     const tts = deps.tts ?? createTtsProvider(config.speech, clock)
     // A provider we created is ours to close (its worker threads); an injected one is not.
     if (!deps.tts) app.addHook('onClose', () => tts.close())
+    // Warm engines before the first request (AVATAR_TTS_WARM): `triad serve` takes the port only
+    // once this settles, its port holder answering `/readyz` 503 `services starting` meanwhile.
+    // An engine that cannot load leaves the rest of the avatar serving; synthesis then fails.
+    // A machine so loaded that warming outlasts WARM_WAIT_MS serves meanwhile (Fastify ends a
+    // start whose onReady hooks take 10 s): its first syntheses wait for the warm-up to end.
+    app.addHook('onReady', async () => {
+      if (!tts.ready) return
+      const started = performance.now()
+      const warming = tts.ready().then(
+        () => app.log.info({ provider: tts.name, ms: Math.round(performance.now() - started) }, 'speech synthesis warm'),
+        (error: unknown) => app.log.error({ err: error }, 'speech synthesis could not start; speech routes will fail until it can'),
+      )
+      let waited: NodeJS.Timeout | undefined
+      const bound = new Promise<void>((resolve) => {
+        waited = setTimeout(() => {
+          app.log.warn({ ms: WARM_WAIT_MS }, 'speech synthesis still warming; serving meanwhile')
+          resolve()
+        }, WARM_WAIT_MS)
+      })
+      await Promise.race([warming, bound])
+      clearTimeout(waited)
+    })
     const asr = deps.asr ?? createAsrProvider(config.transcription)
     const cors = avatarCors(config.corsOrigins)
     const metrics = createAvatarMetrics(deps.metrics, { ttsQueued: tts.queued ? () => tts.queued?.() ?? 0 : undefined })

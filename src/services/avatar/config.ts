@@ -70,6 +70,7 @@ const EDGE_DEFAULT_URL = 'wss://speech.platform.bing.com/consumer/speech/synthes
 const speechEnvSchema = {
   AVATAR_TTS_PROVIDER: Env.enumOf(['espeak', 'edge'] as const, 'espeak'),
   AVATAR_TTS_THREADS: Env.integer('how many worker threads synthesise speech locally (0 = one per CPU core)', 0),
+  AVATAR_TTS_WARM: Env.boolean(true),
   AVATAR_TTS_EDGE_URL: Env.string('a ws(s) URL of the Edge read-aloud endpoint', { default: EDGE_DEFAULT_URL, pattern: '^wss?://.+' }),
   AVATAR_TTS_EDGE_TIMEOUT: Env.duration('5s'),
   AVATAR_TTS_TIMELINE_TTL: Env.duration('10m'),
@@ -81,6 +82,8 @@ function buildSpeechConfig(env: SpeechEnv) {
   return {
     provider: env.AVATAR_TTS_PROVIDER,
     threads: env.AVATAR_TTS_THREADS,
+    /** Start the local synthesis threads and warm them before the instance is ready. */
+    warm: env.AVATAR_TTS_WARM,
     edge: { url: env.AVATAR_TTS_EDGE_URL, timeoutMs: parseDuration(env.AVATAR_TTS_EDGE_TIMEOUT) },
     timelineTtlMs: parseDuration(env.AVATAR_TTS_TIMELINE_TTL),
   }

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { createServer } from 'node:net'
 import { describe, it } from 'node:test'
+import { loadConfig } from '../../../../src/config.ts'
+import { createEspeakProvider, findVoice } from '../../../../src/services/avatar/providers/tts/index.ts'
 import { createFakeTtsProvider } from '../../../../src/services/avatar/providers/tts/tts.fake.ts'
 import { buildTestApp, type Cleanup, engineIndependent } from '../../../helpers/build-app.ts'
 import { parseMp3, parseWav } from './audio.ts'
@@ -180,6 +182,42 @@ describe('POST /v1/tts with the local espeak-ng provider', { skip: engineIndepen
     }
     const [one, two] = await Promise.all([timeline(), timeline()])
     assert.ok(two.first < one.last && one.first < two.last, `first: ${JSON.stringify(one)}, second: ${JSON.stringify(two)}`)
+  })
+})
+
+describe('local speech threads warm at start (AVATAR_TTS_WARM)', { skip: engineIndependent }, () => {
+  const EVERY_VOICE = ['cmn+f3', 'cmn+m3', 'en-us+f3', 'en-us+m3']
+
+  it('starts every thread at once and has each speak every voice before it takes a task', async (t) => {
+    const provider = createEspeakProvider({ threads: 2, warm: true })
+    t.after(() => provider.close())
+    await provider.ready?.()
+    const warmed = await provider.warmedVoices()
+    assert.deepEqual(
+      warmed.map((voices) => [...voices].sort()),
+      [EVERY_VOICE, EVERY_VOICE],
+    )
+    const voice = findVoice('en-US-GuyNeural')
+    assert.ok(voice)
+    const stream = await provider.synthesize({ text: ENGLISH, voice, ratePercent: 0, format: 'wav' })
+    let bytes = 0
+    for await (const chunk of stream.chunks) bytes += chunk.length
+    assert.ok(bytes > 44 + 22050, `${bytes} bytes of WAV`)
+  })
+
+  it('starts no thread before the first synthesis when it is off', async (t) => {
+    const provider = createEspeakProvider({ threads: 2, warm: false })
+    t.after(() => provider.close())
+    await provider.ready?.()
+    assert.deepEqual(await provider.warmedVoices(), [])
+  })
+
+  it('is on by default; an app built with it warms its threads when it gets ready, then speaks', async (t) => {
+    const { app } = await speechApp(t, { AVATAR_TTS_WARM: 'true', AVATAR_TTS_THREADS: '1' })
+    await app.ready()
+    const response = await tts(app, { text: ENGLISH, format: 'wav' })
+    assert.equal(response.statusCode, 200)
+    assert.equal(loadConfig({}).avatar.speech.warm, true)
   })
 })
 

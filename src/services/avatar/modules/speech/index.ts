@@ -21,7 +21,7 @@ export interface SpeechProviders {
 
 /** The provider the configuration asks for; the online one keeps a local one to fall back on. */
 export function createTtsProvider(config: SpeechConfig, clock?: Clock): TtsProvider {
-  const local = createEspeakProvider({ threads: config.threads })
+  const local = createEspeakProvider({ threads: config.threads, warm: config.warm })
   if (config.provider === 'edge') return createEdgeProvider({ ...config.edge, fallback: local, clock })
   return local
 }

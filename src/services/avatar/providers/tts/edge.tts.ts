@@ -170,6 +170,9 @@ export function createEdgeProvider(options: EdgeOptions): TtsProvider {
       return { provider: 'edge', chunks: rest() }
     },
 
+    // The local fallback speaks whenever Edge cannot: it is warmed like a provider of its own.
+    ready: () => options.fallback.ready?.() ?? Promise.resolve(),
+
     async close() {
       await options.fallback.close()
     },

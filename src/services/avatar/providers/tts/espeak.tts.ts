@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os'
 import { Readable } from 'node:stream'
 import { MessageChannel } from 'node:worker_threads'
 import { Piscina } from 'piscina'
-import type { EspeakResult, EspeakTask } from './espeak.worker.ts'
+import type { EspeakResult, EspeakTask, EspeakWorkerData } from './espeak.worker.ts'
 import { splitIntoSegments } from './segments.ts'
 import { type ProviderStatus, type SpeechTiming, SynthesisError, type SynthesisRequest, type SynthesisStream, type TimedPhoneme, type TtsProvider } from './tts.port.ts'
 import { ESPEAK_SAMPLE_RATE, wavHeader } from './wav.ts'
@@ -21,6 +21,12 @@ const BASE_WPM = 175
 export interface EspeakOptions {
   /** Worker threads; 0 means one per CPU core. */
   threads?: number
+  /**
+   * Start every thread now and warm it (espeak-ng loaded, a paragraph spoken in every voice)
+   * before `ready()` settles, and keep the threads for the provider's life. Otherwise threads
+   * start on the first synthesis and stop after a minute without work.
+   */
+  warm?: boolean
 }
 
 /** espeak-ng's words-per-minute for a rate change in percent, within what it accepts. */
@@ -34,18 +40,24 @@ function espeakSpeed(ratePercent: number): number {
  * segment streams out of its worker while it is synthesised, and the next one starts only
  * when the reply has taken the previous one, so a request holds at most one segment of audio.
  */
-export function createEspeakProvider(options: EspeakOptions = {}): TtsProvider {
+export function createEspeakProvider(options: EspeakOptions = {}): TtsProvider & { warmedVoices(): Promise<string[][]> } {
   const threads = options.threads && options.threads > 0 ? options.threads : availableParallelism()
+  const warm = options.warm ?? false
   let pool: Piscina | undefined
   const getPool = () => {
     pool ??= new Piscina({
       filename: new URL('./espeak.worker.ts', import.meta.url).href,
-      minThreads: 0,
+      minThreads: warm ? threads : 0,
       maxThreads: threads,
-      idleTimeout: 60_000,
+      idleTimeout: warm ? Number.POSITIVE_INFINITY : 60_000,
+      workerData: { warm } satisfies EspeakWorkerData,
     })
     return pool
   }
+  // One task per thread, sent together: each free thread takes one, and none is answered before
+  // its thread has loaded (and, warm, spoken its warm-up paragraphs).
+  const loaded: Promise<string[][]> = warm ? Promise.all(Array.from({ length: threads }, () => getPool().run(undefined, { name: 'loaded' }))) : Promise.resolve([])
+  loaded.catch(() => {})
 
   /** One segment: its audio as it is made, and the worker's result (its phonemes) once it is done. */
   const runSegment = (request: SynthesisRequest, text: string): { audio: AsyncIterable<Uint8Array>; result: Promise<EspeakResult> } => {
@@ -70,6 +82,9 @@ export function createEspeakProvider(options: EspeakOptions = {}): TtsProvider {
   return {
     name: 'espeak',
     queued: () => pool?.queueSize ?? 0,
+    ready: () => loaded.then(() => {}),
+    /** The voices each started thread spoke while warming (one list per thread). */
+    warmedVoices: () => loaded,
     async status(): Promise<ProviderStatus> {
       return { provider: 'espeak', available: true }
     },

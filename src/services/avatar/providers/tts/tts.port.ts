@@ -65,6 +65,8 @@ export interface TtsProvider {
   close(): Promise<void>
   /** Work waiting for a worker thread, for providers that have a pool (for metrics). */
   queued?(): number
+  /** Settles once the provider is ready for its first request at full speed (engines loaded and warm). */
+  ready?(): Promise<void>
 }
 
 export class SynthesisError extends Error {
