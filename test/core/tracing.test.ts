@@ -46,7 +46,7 @@ describe('tracing', { concurrency: false }, () => {
     // pg's instrumentation on PostgreSQL, the query observer's spans on SQLite; named by the conventions.
     const database = spans.filter((span) => span.attributes['db.system'] === (testDialect === 'postgres' ? 'postgresql' : 'sqlite'))
     assert.ok(database.length >= 2, `database spans in ${names.join(', ')}`)
-    assert.ok(names.includes('UPDATE payments_transactions'), names.join(', '))
+    assert.ok(names.includes('SELECT payments_transactions'), names.join(', '))
     assert.ok(names.includes('POST /transactions/:transactionId/captures'), names.join(', '))
   })
 

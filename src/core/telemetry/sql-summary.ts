@@ -13,28 +13,39 @@ export interface SqlSummary {
 /** The keyword the table follows, per operation. */
 const TARGET_KEYWORD: Record<string, string> = { SELECT: 'FROM', DELETE: 'FROM', INSERT: 'INTO', UPDATE: 'UPDATE' }
 
-/** Quoted names, string literals, parentheses and words, in order. */
+/** Quoted names, string literals, parentheses and words, in order (punctuation and operators skipped). */
 const TOKENS = /"(?:[^"]|"")*"|'(?:[^']|'')*'|[()]|[\w.$]+/g
 
 function unquoted(name: string): string {
   return name.startsWith('"') ? name.slice(1, -1).replaceAll('""', '"') : name
 }
 
-export function summariseSql(text: string): SqlSummary {
-  const tokens = text.match(TOKENS) ?? []
-  const operation = (tokens[0] ?? 'QUERY').toUpperCase()
-  const keyword = TARGET_KEYWORD[operation]
-  if (keyword === undefined) return { operation }
+/** Tokens with their parenthesis depth (0: the statement itself, not a subquery or a CTE's body). */
+function tokensWithDepth(text: string): Array<{ token: string; depth: number }> {
   let depth = 0
-  for (let index = 0; index < tokens.length - 1; index++) {
-    const token = tokens[index]
+  const tokens: Array<{ token: string; depth: number }> = []
+  for (const token of text.match(TOKENS) ?? []) {
     if (token === '(') depth++
     else if (token === ')') depth--
-    else if (depth === 0 && token.toUpperCase() === keyword && !tokens[index + 1].startsWith("'") && tokens[index + 1] !== '(') {
-      return { operation, collection: unquoted(tokens[index + 1]) }
-    }
+    else tokens.push({ token, depth })
   }
-  return { operation }
+  return tokens
+}
+
+export function summariseSql(text: string): SqlSummary {
+  let tokens = tokensWithDepth(text)
+  // `WITH … AS (…) INSERT …` is named by its main statement, after the CTEs.
+  if (tokens[0]?.token.toUpperCase() === 'WITH') {
+    const main = tokens.findIndex(({ token, depth }, index) => index > 0 && depth === 0 && token.toUpperCase() in TARGET_KEYWORD)
+    if (main > 0) tokens = tokens.slice(main)
+  }
+  const operation = (tokens[0]?.token ?? 'QUERY').toUpperCase()
+  const keyword = TARGET_KEYWORD[operation]
+  if (keyword === undefined) return { operation }
+  const at = tokens.findIndex(({ token, depth }) => depth === tokens[0].depth && token.toUpperCase() === keyword)
+  const target = at >= 0 ? tokens[at + 1] : undefined
+  if (target === undefined || target.depth !== tokens[0].depth || target.token.startsWith("'")) return { operation }
+  return { operation, collection: unquoted(target.token) }
 }
 
 /** The span name the conventions give a statement: `{db.operation.name} {db.collection.name}`, or the operation alone. */

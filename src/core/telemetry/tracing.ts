@@ -48,6 +48,9 @@ export function startTracing(options: { exporter?: SpanExporter } = {}): { shutd
           span.updateName(sqlSpanName(summary))
           span.setAttributes(databaseAttributes('postgresql', summary))
         },
+        connectionHook: function describeConnection(span) {
+          span.setAttribute('db.system', 'postgresql')
+        },
       }),
       new IORedisInstrumentation({ requireParentSpan: true }),
       new UndiciInstrumentation({ requireParentforSpans: true }),
