@@ -37,9 +37,15 @@ export async function insertEndpoint(db: PaymentsDb, row: WebhookEndpointsTable)
   await db.insertInto('payments_webhook_endpoints').values(row).execute()
 }
 
-/** The endpoint's current sealed secret (removed endpoints have none to give). */
-export async function sealedSecretOf(db: PaymentsDb, id: string): Promise<string | undefined> {
-  const row = await db.selectFrom('payments_webhook_endpoints').select('secret_sealed').where('id', '=', id).where('deleted', 'is', null).executeTakeFirst()
+/** The endpoint's current sealed secret (removed endpoints have none to give). By merchant too: one distribution key (docs/scaling.md). */
+export async function sealedSecretOf(db: PaymentsDb, endpoint: { id: string; merchantId: string }): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('payments_webhook_endpoints')
+    .select('secret_sealed')
+    .where('merchant_id', '=', endpoint.merchantId)
+    .where('id', '=', endpoint.id)
+    .where('deleted', 'is', null)
+    .executeTakeFirst()
   return row?.secret_sealed
 }
 
@@ -50,13 +56,14 @@ export async function sealedSecretOf(db: PaymentsDb, id: string): Promise<string
  */
 export async function replaceSecret(
   db: PaymentsDb,
-  id: string,
+  endpoint: { id: string; merchantId: string },
   change: { replaced: string; sealed: string; previousExpires: string },
 ): Promise<boolean> {
   const result = await db
     .updateTable('payments_webhook_endpoints')
     .set({ secret_sealed: change.sealed, previous_secret_sealed: change.replaced, previous_secret_expires: change.previousExpires })
-    .where('id', '=', id)
+    .where('merchant_id', '=', endpoint.merchantId)
+    .where('id', '=', endpoint.id)
     .where('secret_sealed', '=', change.replaced)
     .where('deleted', 'is', null)
     .executeTakeFirst()

@@ -179,12 +179,13 @@ export function createWebhooksService(deps: WebhooksDeps) {
      */
     async rotateSecret(appId: string, merchantId: string, webhookId: string): Promise<WebhookDto & { secret: string }> {
       await requireEndpoint(appId, merchantId, webhookId)
-      const replaced = await repo.sealedSecretOf(db, webhookId)
+      const endpoint = { id: webhookId, merchantId }
+      const replaced = await repo.sealedSecretOf(db, endpoint)
       if (replaced === undefined) throw webhookErrors.notFound()
       const secret = newSigningSecret()
       const previousExpires = new Date(ctx.clock.now().getTime() + PREVIOUS_SECRET_VALID_MS).toISOString()
       const sealed = await deps.secrets.seal(secret, webhookId)
-      if (!(await repo.replaceSecret(db, webhookId, { replaced, sealed, previousExpires }))) throw webhookErrors.rotationRaced()
+      if (!(await repo.replaceSecret(db, endpoint, { replaced, sealed, previousExpires }))) throw webhookErrors.rotationRaced()
       return { ...toWebhook(await requireEndpoint(appId, merchantId, webhookId), now()), secret }
     },
 
