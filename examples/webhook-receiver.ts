@@ -3,6 +3,8 @@
 // already handled (deliveries are at-least-once). Run it with
 //   WEBHOOK_SECRET=whsec_… PORT=4242 node examples/webhook-receiver.ts
 // and register http://127.0.0.1:4242/webhooks for a test merchant (docs/payments-webhooks.md).
+// Deliveries also follow Standard Webhooks: a receiver with a Standard Webhooks library
+// (`standardwebhooks`, svix's `Webhook`) verifies them with the same secret and no code of this.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { createServer } from 'node:http'
 

@@ -43,9 +43,11 @@ describe('tracing', { concurrency: false }, () => {
     const spans = traceOf('capture-trace-1')
     const names = spans.map((span) => span.name)
     assert.ok(spans.some((span) => span.kind === SpanKind.SERVER || span.name.startsWith('request')), names.join(', '))
-    // pg's instrumentation on PostgreSQL, the query observer's spans on SQLite.
-    const database = spans.filter((span) => span.name.startsWith(testDialect === 'postgres' ? 'pg.query' : 'sqlite '))
+    // pg's instrumentation on PostgreSQL, the query observer's spans on SQLite; named by the conventions.
+    const database = spans.filter((span) => span.attributes['db.system'] === (testDialect === 'postgres' ? 'postgresql' : 'sqlite'))
     assert.ok(database.length >= 2, `database spans in ${names.join(', ')}`)
+    assert.ok(names.includes('SELECT payments_transactions'), names.join(', '))
+    assert.ok(names.includes('POST /transactions/:transactionId/captures'), names.join(', '))
   })
 
   it('carries the trace through the language-model call and writes its ids on log lines', async (t) => {

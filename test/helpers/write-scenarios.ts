@@ -317,6 +317,7 @@ export async function runWriteScenarios(traced: TracedApp): Promise<void> {
   ok(await money(`/merchants/${merchant.id}/transactions`, { transactionId, currency: 'EUR', amount: 300 }), 201, 'recurring transaction')
   ok(await money(`/merchants/${merchant.id}/cards`, { transactionId, notes: 'regular' }), 201, 'save card')
   ok(await request({ method: 'POST', url: `/merchants/${merchant.id}/webhooks/${webhookId}/enable`, headers: auth }), 201, 'enable webhook')
+  ok(await request({ method: 'POST', url: `/merchants/${merchant.id}/webhooks/${webhookId}/rotate-secret`, headers: auth }), 201, 'rotate webhook secret')
   const events = await traced.app.inject({ method: 'GET', url: `/merchants/${merchant.id}/events?limit=1`, headers: auth })
   const eventId = (events.json() as Array<{ id: string }>)[0]?.id
   ok(await money(`/merchants/${merchant.id}/events/${eventId}/resend`, {}), 201, 'resend event')

@@ -79,13 +79,13 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.setNotFoundHandler((request, reply) => sendError(noRoute(request), request, reply, bodyFor(request)))
 
   // These two run on every request: callback style, so they cost no promise and no microtask.
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', function startRequest(request, reply, done) {
     reply.header('x-request-id', request.id)
     // Each use of the database in a request ends in time for a 503 to be its answer.
     withRequestDatabaseBudget(done)
   })
   // One line per request, written when the response is done (Fastify's default writes two).
-  app.addHook('onResponse', (request, reply, done) => {
+  app.addHook('onResponse', function logRequestCompleted(request, reply, done) {
     request.log.info(
       { method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, ip: request.ip },
       'request completed',

@@ -76,9 +76,9 @@ export async function registerBodyParsers(app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', (route) => {
     const bodySchema = route.schema?.body as JsonSchemaLike | undefined
     if (!bodySchema) return
-    const coerce = async (request: FastifyRequest) => {
+    const coerceFormFields = async (request: FastifyRequest) => {
       if (request.body && isFormRequest(request)) request.body = coerceFormBooleans(request.body, bodySchema)
     }
-    route.preValidation = route.preValidation === undefined ? [coerce] : [coerce, ...(Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation])]
+    route.preValidation = route.preValidation === undefined ? [coerceFormFields] : [coerceFormFields, ...(Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation])]
   })
 }

@@ -52,11 +52,11 @@ const PROBES = new Set(['/healthz', '/readyz'])
  * POST or not, to another instance (deploy/nginx.conf does).
  */
 export function installLifecycleHooks(app: FastifyInstance, lifecycle: Lifecycle): void {
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', function refuseWhileShuttingDown(request, _reply, done) {
     if (!lifecycle.refusing || PROBES.has(request.url.split('?')[0] ?? '')) return done()
     done(coreError('service_unavailable', 'This instance is shutting down and did not process the request; send it again', { headers: { 'retry-after': '1' } }))
   })
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  app.addHook('onSend', function closeConnectionWhileDraining(_request, reply, payload, done) {
     if (lifecycle.draining) reply.header('connection', 'close')
     done(null, payload)
   })

@@ -42,7 +42,7 @@ export function installOpenCors(scope: FastifyInstance, options: OpenCorsOptions
     route.config = { ...route.config, cors: false }
   })
 
-  scope.addHook('onRequest', (request, reply, done) => {
+  scope.addHook('onRequest', function answerCorsOrigin(request, reply, done) {
     if (!any) reply.header('vary', 'Origin')
     const origin = request.headers.origin
     if (origin === undefined || (!any && !allowed.has(origin))) return done()

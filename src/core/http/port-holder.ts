@@ -50,7 +50,7 @@ export async function holdPort(options: { port: number; host: string; server: Se
   let state: StartingState = { check: 'migrations', state: 'running' }
   const bodyFor = ownerOf(options.owners, options.server.unclaimedErrorBody ?? coreErrorBody)
   const holder = await buildServer({ ...options.server, unclaimedErrorBody: (error, request) => bodyFor(request.url.split('?')[0] ?? '/')(error, request) })
-  holder.addHook('onSend', (_request, reply, payload, done) => {
+  holder.addHook('onSend', function closeHeldConnection(_request, reply, payload, done) {
     // A client kept alive on the holder would never reach the app: each answer ends its connection.
     reply.header('connection', 'close')
     done(null, payload)

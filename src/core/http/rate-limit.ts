@@ -170,7 +170,7 @@ function setRateLimitHeaders(reply: FastifyReply, result: RateLimitResult): void
  * requests costs as little as possible; adds the headers, and throws when over the limit.
  */
 export function rateLimitHook(options: RateLimitHookOptions) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  return async function enforceRateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const result = await options.limiter.hit(options.keyOf(request))
     setRateLimitHeaders(reply, result)
     if (!result.allowed) {

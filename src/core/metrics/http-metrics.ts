@@ -54,7 +54,7 @@ export function installMetrics(app: FastifyInstance, metrics: PrometheusMetrics,
     }
     return recorders
   }
-  app.addHook('onResponse', (request, reply, done) => {
+  app.addHook('onResponse', function recordRequestMetrics(request, reply, done) {
     const recorders = recordersFor(request.routeOptions.url ?? UNMATCHED_ROUTE, KNOWN_METHODS.has(request.method) ? request.method : 'OTHER', reply.statusCode)
     recorders.count.inc()
     recorders.latency.observe(reply.elapsedTime / 1000)

@@ -5,10 +5,11 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis'
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici'
 import { NodeSDK } from '@opentelemetry/sdk-node'
-import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base'
 import { SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { packageInfo } from '../version.ts'
 import { telemetryHooks } from './hooks.ts'
+import { sqlSpanName, summariseSql } from './sql-summary.ts'
 
 /**
  * Starts the OpenTelemetry SDK: spans for HTTP (server and client), Fastify's routes and hooks,
@@ -26,11 +27,31 @@ export function startTracing(options: { exporter?: SpanExporter } = {}): { shutd
       new HttpInstrumentation(),
       new FastifyOtelInstrumentation({
         registerOnInitialization: true,
-        requestHook: (span, request) => {
+        // An exception event carries the stack, and with it the install's file paths; the span's
+        // status keeps the message, and the log line of a 500 (with the trace id) has the stack.
+        recordExceptions: false,
+        requestHook: function nameRequestSpan(span, request) {
           span.setAttribute('http.request.id', String(request.id))
+          span.updateName(httpSpanName(request.method, request.routeOptions.url))
+        },
+        lifecycleHook: function nameLifecycleSpan(span, info) {
+          const name = lifecycleSpanName(info.hookName, callbackNameOf(span), info.request)
+          span.updateName(name)
+          // @fastify/otel's own hook.name is the plugin's name, which for an anonymous plugin is its source text.
+          span.setAttribute('hook.name', name)
         },
       }),
-      new PgInstrumentation({ requireParentSpan: true }),
+      new PgInstrumentation({
+        requireParentSpan: true,
+        requestHook: function describeStatement(span, info) {
+          const summary = summariseSql(info.query.text)
+          span.updateName(sqlSpanName(summary))
+          span.setAttributes(databaseAttributes('postgresql', summary))
+        },
+        connectionHook: function describeConnection(span) {
+          span.setAttribute('db.system', 'postgresql')
+        },
+      }),
       new IORedisInstrumentation({ requireParentSpan: true }),
       new UndiciInstrumentation({ requireParentforSpans: true }),
     ],
@@ -50,9 +71,10 @@ export function startTracing(options: { exporter?: SpanExporter } = {}): { shutd
       const parent = context.active()
       if (!trace.getSpan(parent)) return
       const start = performance.timeOrigin + query.startedAt
+      const summary = summariseSql(query.sql)
       const span = tracer.startSpan(
-        `sqlite ${query.sql.trimStart().split(/\s/, 1)[0]?.toLowerCase() ?? 'query'}`,
-        { kind: SpanKind.CLIENT, startTime: start, attributes: { 'db.system.name': 'sqlite', 'db.query.text': query.sql } },
+        sqlSpanName(summary),
+        { kind: SpanKind.CLIENT, startTime: start, attributes: { ...databaseAttributes('sqlite', summary), 'db.query.text': query.sql } },
         parent,
       )
       if (query.failed) span.setStatus({ code: 2 })
@@ -65,4 +87,39 @@ export function startTracing(options: { exporter?: SpanExporter } = {}): { shutd
     await proxy.getDelegate?.().forceFlush?.()
   }
   return { shutdown: () => sdk.shutdown() }
+}
+
+/** A server span's name by OpenTelemetry's HTTP conventions: `{method} {route}`, the method alone when no route matched. */
+function httpSpanName(method: string, route: string | undefined): string {
+  return route ? `${method} ${route}` : method
+}
+
+/** `db.system` (the name older backends read) and `db.system.name`, `db.operation.name`, `db.collection.name`. */
+function databaseAttributes(system: string, summary: ReturnType<typeof summariseSql>): Record<string, string> {
+  return {
+    'db.system': system,
+    'db.system.name': system,
+    'db.operation.name': summary.operation,
+    ...(summary.collection === undefined ? {} : { 'db.collection.name': summary.collection }),
+  }
+}
+
+/** A JavaScript identifier: a function's own name, as opposed to source text or a path standing in for one. */
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/
+
+/** The hook's function name @fastify/otel recorded (`anonymous` for a function without one). */
+function callbackNameOf(span: object): string {
+  const recorded = (span as Partial<ReadableSpan>).attributes?.['hook.callback.name']
+  const name = typeof recorded === 'string' ? recorded.replace(/^bound /, '') : ''
+  return IDENTIFIER.test(name) ? name : 'anonymous'
+}
+
+/**
+ * A hook's span name: its lifecycle stage and its function's name (`onRequest - authenticateRequest`);
+ * a route handler is named by its route (`handler - GET /transactions/:transactionId`). Never the
+ * plugin name @fastify/otel falls back to, which is source text or a file path.
+ */
+function lifecycleSpanName(stage: string, callback: string, request: { method: string; routeOptions: { url?: string } }): string {
+  if (stage === 'handler') return `handler - ${httpSpanName(request.method, request.routeOptions.url)}`
+  return `${stage} - ${callback}`
 }

@@ -35,7 +35,7 @@ export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & Co
     // An engine that cannot load leaves the rest of the avatar serving; synthesis then fails.
     // A machine so loaded that warming outlasts WARM_WAIT_MS serves meanwhile (Fastify ends a
     // start whose onReady hooks take 10 s): its first syntheses wait for the warm-up to end.
-    app.addHook('onReady', async () => {
+    app.addHook('onReady', async function warmSpeech() {
       if (!tts.ready) return
       const started = performance.now()
       const warming = tts.ready().then(

@@ -192,6 +192,9 @@ export interface WebhookEndpointsTable {
   description: string | null
   /** The signing secret, AES-256-GCM sealed under the webhook key (`v2.<kid>.…`), the endpoint id as AAD. */
   secret_sealed: string
+  /** The secret a rotation replaced, sealed the same way; deliveries carry its signature too until `previous_secret_expires`. */
+  previous_secret_sealed: string | null
+  previous_secret_expires: string | null
   created: string
   status: WebhookEndpointStatus
   disabled_reason: string | null

@@ -82,5 +82,17 @@ export function webhookCommands(env: ServiceCliEnvironment<PaymentsConfig>): Com
       return 0
     },
   }
-  return { name: 'webhooks', summary: "A merchant's webhook endpoints.", commands: [add, list, remove] }
+  const rotateSecret: Command = {
+    name: 'rotate-secret',
+    summary: 'Give a webhook endpoint a new signing secret; prints it (shown once). The old one keeps signing beside it for 24 hours.',
+    usage: '<merchantId> <webhookId> [--json]',
+    positionals: 2,
+    options: { ...jsonOption },
+    run: async (args, output) => {
+      const webhook = await withWebhooks(env, (webhooks) => webhooks.rotateSecret(OPERATOR, args.positionals[0], args.positionals[1]))
+      printResult(output, args, webhook, `${webhook.id}\nsecret: ${webhook.secret}\nthe previous secret signs too until ${webhook.previousSecretExpires ?? 'now'}`)
+      return 0
+    },
+  }
+  return { name: 'webhooks', summary: "A merchant's webhook endpoints.", commands: [add, list, remove, rotateSecret] }
 }

@@ -32,7 +32,7 @@ export function installIdempotency(app: FastifyInstance, deps: { db: PaymentsDb;
     return reply.send(row.body ?? undefined)
   }
 
-  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
+  const replayIdempotentRequest = async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'POST') return
     if ((request.routeOptions.config as { public?: boolean } | undefined)?.public) return
     const header = request.headers['idempotency-key']
@@ -79,7 +79,7 @@ export function installIdempotency(app: FastifyInstance, deps: { db: PaymentsDb;
     throw conflict('This Idempotency-Key is being reused concurrently')
   }
 
-  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  const storeIdempotentAnswer = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const entry = tracked.get(request)
     if (!entry) return payload
     tracked.delete(request)
@@ -108,8 +108,8 @@ export function installIdempotency(app: FastifyInstance, deps: { db: PaymentsDb;
     // Public routes (the client API, the hosted page) take no key: no hooks there either.
     if (!methods.includes('POST') || (route.config as { public?: boolean } | undefined)?.public) return
     // First, as the scope-wide hooks they were: before any hook of the route itself.
-    route.preHandler = [preHandler, ...asArray(route.preHandler)]
-    route.onSend = [onSend, ...asArray(route.onSend)]
+    route.preHandler = [replayIdempotentRequest, ...asArray(route.preHandler)]
+    route.onSend = [storeIdempotentAnswer, ...asArray(route.onSend)]
   })
 }
 

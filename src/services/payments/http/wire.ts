@@ -77,7 +77,7 @@ export function installWireFormat(app: FastifyInstance): void {
   })
   // A POST or PUT with no body at all (no Content-Type either) validates as an empty object.
   // Synchronous (done callback): it runs on every request, and an async hook costs a promise.
-  app.addHook('preValidation', (request, _reply, done) => {
+  app.addHook('preValidation', function normaliseWireInput(request, _reply, done) {
     if ((request.method === 'POST' || request.method === 'PUT') && (request.body === undefined || request.body === null)) request.body = {}
     // PostgreSQL text cannot hold NUL; refuse it up front on both engines, naming the field.
     const field = findNul(request.params, 'params') ?? findNul(request.query, 'query') ?? findNul(request.body, '')

@@ -5,6 +5,7 @@ import * as shardMerchantBalances from './202611220130_shard_merchant_balances.t
 import * as spentVaultTokens from './202611220140_spent_vault_tokens.ts'
 import * as createWebhooks from './202611250100_create_webhooks.ts'
 import * as createDashboardSessions from './202611251900_create_dashboard_sessions.ts'
+import * as rotateWebhookSecrets from './202611281400_rotate_webhook_secrets.ts'
 
 /** Every migration of this service, by name; names sort in the order they run. Never edit one that has shipped. */
 export const migrations: MigrationSet = {
@@ -14,4 +15,5 @@ export const migrations: MigrationSet = {
   '202611220140_spent_vault_tokens': spentVaultTokens,
   '202611250100_create_webhooks': createWebhooks,
   '202611251900_create_dashboard_sessions': createDashboardSessions,
+  '202611281400_rotate_webhook_secrets': rotateWebhookSecrets,
 }

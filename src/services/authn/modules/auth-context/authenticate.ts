@@ -181,7 +181,7 @@ export function installAuthentication(
 
   // A callback-style hook with a synchronous fast path: anonymous requests, and a token this
   // instance has just seen, are settled without a promise or a query.
-  scope.addHook('onRequest', (request, _reply, done) => {
+  scope.addHook('onRequest', function authenticateRequest(request, _reply, done) {
     // Parsing the address costs little but runs on every request: do it only when something reads it.
     const address = deps.specialGroups.hasAddressRules ? clientAddress(request, deps.trustedProxies) : undefined
     const ipGroups = deps.specialGroups.hasAddressRules ? deps.specialGroups.forAddress(address) : []

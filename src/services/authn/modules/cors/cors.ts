@@ -18,7 +18,7 @@ function sameOrigin(request: FastifyRequest, origin: string): boolean {
 export function installCors(scope: FastifyInstance, options: { allowedOrigins: readonly string[] }): void {
   const allowed = new Set(options.allowedOrigins)
 
-  scope.addHook('onRequest', (request, reply, done) => {
+  scope.addHook('onRequest', function checkCorsOrigin(request, reply, done) {
     const origin = request.headers.origin
     if (origin === undefined) return done()
     if (!allowed.has(origin) && !sameOrigin(request, origin)) return done(authnErrors.invalidCors())

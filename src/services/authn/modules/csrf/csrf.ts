@@ -30,7 +30,7 @@ export function installCsrf(scope: FastifyInstance, options: { cookiePrefix: str
   const cookieName = csrfCookieName(options.cookiePrefix)
 
   // Callback-style hooks: they run on every request, and need no promise.
-  scope.addHook('onRequest', (request, _reply, done) => {
+  scope.addHook('onRequest', function checkCsrfToken(request, _reply, done) {
     const cookie = request.cookies[cookieName]
     request.csrfState = { rotate: !cookie }
     if (SAFE_METHODS.has(request.method)) return done()
@@ -46,7 +46,7 @@ export function installCsrf(scope: FastifyInstance, options: { cookiePrefix: str
     done()
   })
 
-  scope.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
+  scope.addHook('onSend', function rotateCsrfToken(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
     if (!request.csrfState?.rotate) return done(null, payload)
     const token = randomUUID()
     const secure = request.protocol === 'https'

@@ -9,7 +9,7 @@ import type { Scheduler, SchedulerHandle } from '../../../../core/scheduler.ts'
 import type { PaymentsTables } from '../../tables.ts'
 import type { SecretBox } from './webhooks.keys.ts'
 import * as repo from './webhooks.repository.ts'
-import { eventBody, signatureHeader } from './webhooks.signing.ts'
+import { eventBody, signedHeaders } from './webhooks.signing.ts'
 import { DestinationRefused, guardedDispatcher, literalAddressRefusal } from './webhook-destination.ts'
 
 /** Deliveries claimed (and sent concurrently) per round. */
@@ -108,13 +108,26 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
     return busy
   }
 
+  /**
+   * The secrets a delivery is signed with: the endpoint's, then the one a rotation replaced
+   * while it is still valid. Undefined when the current one cannot be opened; a previous one
+   * that cannot be opened is left out (the current signature is what receivers move to).
+   */
+  async function signingSecrets(delivery: repo.ClaimedDelivery): Promise<string[] | undefined> {
+    const current = await deps.secrets.open(delivery.secret_sealed, delivery.endpoint_id)
+    if (current === undefined) return undefined
+    const stillValid = delivery.previous_secret_expires !== null && delivery.previous_secret_expires > clock.now().toISOString()
+    const previous = stillValid && delivery.previous_secret_sealed !== null ? await deps.secrets.open(delivery.previous_secret_sealed, delivery.endpoint_id) : undefined
+    return previous === undefined ? [current] : [current, previous]
+  }
+
   async function send(delivery: repo.ClaimedDelivery): Promise<Outcome> {
     const started = performance.now()
     const elapsed = () => Math.round(performance.now() - started)
-    const secret = await deps.secrets.open(delivery.secret_sealed, delivery.endpoint_id)
-    if (secret === undefined) return { ok: false, status: null, error: 'the signing secret cannot be opened (is PAYMENTS_WEBHOOK_KEY the key it was sealed with?)', latencyMs: 0 }
+    const secrets = await signingSecrets(delivery)
+    if (secrets === undefined) return { ok: false, status: null, error: 'the signing secret cannot be opened (is PAYMENTS_WEBHOOK_KEY the key it was sealed with?)', latencyMs: 0 }
     const body = eventBody({ id: delivery.event_id, type: delivery.type, created: delivery.event_created, data: delivery.data })
-    const unix = Math.floor(clock.now().getTime() / 1000)
+    const unixSeconds = Math.floor(clock.now().getTime() / 1000)
     const refused = literalAddressRefusal(new URL(delivery.url), destinationPolicy)
     if (refused) return { ok: false, status: null, error: `refused: ${refused}`, latencyMs: 0 }
     const timeout = AbortSignal.timeout(config.timeoutMs)
@@ -125,8 +138,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
         headers: {
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
-          'triad-signature': signatureHeader(secret, body, unix),
-          'triad-event-id': delivery.event_id,
+          ...signedHeaders({ eventId: delivery.event_id, body, unixSeconds, secrets }),
         },
         body,
         // A redirect is an answer like any other non-2xx: following it could send the event elsewhere.

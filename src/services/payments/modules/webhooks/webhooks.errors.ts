@@ -7,4 +7,5 @@ export const webhookErrors = {
   badUrl: (message: string) => fieldError('url', message),
   disabled: () => conflict('The webhook is disabled; enable it first'),
   noEndpoint: () => conflict('No enabled webhook takes this event'),
+  rotationRaced: () => conflict('The secret was rotated by another request at the same time; fetch the webhook and rotate again if needed'),
 }

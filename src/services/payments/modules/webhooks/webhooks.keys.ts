@@ -51,7 +51,11 @@ export function createSecretBox(secrets: Secrets, configured: string | undefined
 
 export type SecretBox = ReturnType<typeof createSecretBox>
 
-/** A new signing secret: `whsec_` and 32 random bytes, base64url. */
+/**
+ * A new signing secret in Standard Webhooks' form: `whsec_` and 32 random bytes in standard
+ * base64 (padded), which every Standard Webhooks verifier decodes into its HMAC key. Triad's own
+ * `Triad-Signature` keys its HMAC with the whole string (webhooks.signing.ts).
+ */
 export function newSigningSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`
+  return `whsec_${randomBytes(32).toString('base64')}`
 }

@@ -15,8 +15,8 @@ import type {
 
 // All SQL of the webhooks module: endpoints, the event outbox, deliveries and attempts.
 
-/** An endpoint without its sealed secret: what lists and checks read. */
-export type EndpointRow = Omit<WebhookEndpointsTable, 'secret_sealed'>
+/** An endpoint without its sealed secrets: what lists and checks read. */
+export type EndpointRow = Omit<WebhookEndpointsTable, 'secret_sealed' | 'previous_secret_sealed'>
 
 const ENDPOINT_COLUMNS = [
   'id',
@@ -30,10 +30,44 @@ const ENDPOINT_COLUMNS = [
   'disabled_at',
   'failing_since',
   'deleted',
+  'previous_secret_expires',
 ] as const
 
 export async function insertEndpoint(db: PaymentsDb, row: WebhookEndpointsTable): Promise<void> {
   await db.insertInto('payments_webhook_endpoints').values(row).execute()
+}
+
+/** The endpoint's current sealed secret (removed endpoints have none to give). By merchant too: one distribution key (docs/scaling.md). */
+export async function sealedSecretOf(db: PaymentsDb, endpoint: { id: string; merchantId: string }): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('payments_webhook_endpoints')
+    .select('secret_sealed')
+    .where('merchant_id', '=', endpoint.merchantId)
+    .where('id', '=', endpoint.id)
+    .where('deleted', 'is', null)
+    .executeTakeFirst()
+  return row?.secret_sealed
+}
+
+/**
+ * Replaces the endpoint's secret, keeping the one replaced as the previous secret until
+ * `previousExpires`. Only while the current secret is still `replaced`: of two rotations at
+ * once, one wins and the other is told (false), so no secret is lost unseen.
+ */
+export async function replaceSecret(
+  db: PaymentsDb,
+  endpoint: { id: string; merchantId: string },
+  change: { replaced: string; sealed: string; previousExpires: string },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('payments_webhook_endpoints')
+    .set({ secret_sealed: change.sealed, previous_secret_sealed: change.replaced, previous_secret_expires: change.previousExpires })
+    .where('merchant_id', '=', endpoint.merchantId)
+    .where('id', '=', endpoint.id)
+    .where('secret_sealed', '=', change.replaced)
+    .where('deleted', 'is', null)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
 }
 
 /** The endpoint (removed ones included), never its secret. */
@@ -183,6 +217,8 @@ export interface ClaimedDelivery {
   lease_token: string
   url: string
   secret_sealed: string
+  previous_secret_sealed: string | null
+  previous_secret_expires: string | null
   type: string
   event_created: string
   data: string
@@ -241,7 +277,7 @@ export async function claimDue(
       .selectFrom('payments_event_deliveries as d')
       .innerJoin('payments_events as ev', 'ev.id', 'd.event_id')
       .innerJoin('payments_webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .select(['d.id', 'd.event_id', 'd.endpoint_id', 'd.attempts', 'd.created', 'e.url', 'e.secret_sealed', 'ev.type', 'ev.created as event_created', 'ev.data'])
+      .select(['d.id', 'd.event_id', 'd.endpoint_id', 'd.attempts', 'd.created', 'e.url', 'e.secret_sealed', 'e.previous_secret_sealed', 'e.previous_secret_expires', 'ev.type', 'ev.created as event_created', 'ev.data'])
       .where('d.id', 'in', ids)
       .orderBy('d.subject_seq')
       .execute()

@@ -86,6 +86,20 @@ export function webhooksRoutes(webhooks: WebhooksService): FastifyPluginAsync {
     )
 
     app.post(
+      '/merchants/:merchantId/webhooks/:webhookId/rotate-secret',
+      {
+        schema: {
+          tags: TAGS,
+          summary: 'Replace the signing secret; the answer shows the new one, once. For 24 hours deliveries carry signatures under both',
+          params: WebhookParams,
+          response: responses({ 201: CreatedWebhookResponse }),
+        },
+      },
+      async (request, reply) =>
+        reply.code(201).send({ webhook: await webhooks.rotateSecret(currentApp(request).id, request.params.merchantId, request.params.webhookId) }),
+    )
+
+    app.post(
       '/merchants/:merchantId/webhooks/:webhookId/enable',
       {
         schema: {

@@ -38,13 +38,21 @@ export const WebhookSchema = Type.Object({
   disabledReason: Type.Optional(Type.String({ description: 'why Triad disabled it (deliveries kept failing)' })),
   disabled: Type.Optional(Type.String({ format: 'date-time', description: 'when it was disabled' })),
   failingSince: Type.Optional(Type.String({ format: 'date-time', description: 'the first failed attempt since the last delivered one' })),
+  previousSecretExpires: Type.Optional(
+    Type.String({ format: 'date-time', description: 'after a secret rotation: until then every delivery is signed with the previous secret as well' }),
+  ),
 })
 export type WebhookDto = Static<typeof WebhookSchema>
 
 export const CreatedWebhookResponse = Type.Object({
   webhook: Type.Intersect([
     WebhookSchema,
-    Type.Object({ secret: Type.String({ description: 'the signing secret (whsec_…): shown this once, never again' }) }),
+    Type.Object({
+      secret: Type.String({
+        description:
+          "the signing secret, in Standard Webhooks' form whsec_<base64>: shown this once, never again. It verifies both webhook-signature (Standard Webhooks: HMAC-SHA256 keyed with the base64-decoded bytes) and Triad-Signature (keyed with the whole string)",
+      }),
+    }),
   ]),
 })
 export const WebhookResponse = Type.Object({ webhook: WebhookSchema })

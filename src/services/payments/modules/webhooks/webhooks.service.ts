@@ -10,7 +10,12 @@ import { webhookErrors } from './webhooks.errors.ts'
 import * as repo from './webhooks.repository.ts'
 import type { AttemptDto, CreateWebhookInput, DeliveryDto, EventDto, WebhookDto } from './webhooks.schemas.ts'
 
-function toWebhook(row: repo.EndpointRow): WebhookDto {
+/** How long a rotated-out secret keeps signing deliveries beside the new one (Svix's choice too). */
+const PREVIOUS_SECRET_VALID_MS = 24 * 3_600_000
+
+/** `now` hides a previous secret's expiry once it has passed (it no longer signs anything). */
+function toWebhook(row: repo.EndpointRow, now: string): WebhookDto {
+  const previousExpires = row.previous_secret_expires
   return {
     id: row.id,
     merchantId: row.merchant_id,
@@ -22,6 +27,7 @@ function toWebhook(row: repo.EndpointRow): WebhookDto {
     ...(row.disabled_reason === null ? {} : { disabledReason: row.disabled_reason }),
     ...(row.disabled_at === null ? {} : { disabled: row.disabled_at }),
     ...(row.failing_since === null ? {} : { failingSince: row.failing_since }),
+    ...(previousExpires !== null && previousExpires > now ? { previousSecretExpires: previousExpires } : {}),
   }
 }
 
@@ -136,6 +142,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
         events: JSON.stringify(input.events.includes('*') ? ['*'] : input.events),
         description: input.description ?? null,
         secret_sealed: await deps.secrets.seal(secret, id),
+        previous_secret_sealed: null,
+        previous_secret_expires: null,
         created: now(),
         status: 'enabled' as const,
         disabled_reason: null,
@@ -144,16 +152,16 @@ export function createWebhooksService(deps: WebhooksDeps) {
         deleted: null,
       }
       await repo.insertEndpoint(db, row)
-      return { ...toWebhook(row), secret }
+      return { ...toWebhook(row, row.created), secret }
     },
 
     async list(appId: string, merchantId: string, page: PageRequest): Promise<WebhookDto[]> {
       await merchants.requireMerchant(appId, merchantId)
-      return (await repo.listEndpoints(db, merchantId, page)).map(toWebhook)
+      return (await repo.listEndpoints(db, merchantId, page)).map((row) => toWebhook(row, now()))
     },
 
     async get(appId: string, merchantId: string, webhookId: string): Promise<WebhookDto> {
-      return toWebhook(await requireEndpoint(appId, merchantId, webhookId))
+      return toWebhook(await requireEndpoint(appId, merchantId, webhookId), now())
     },
 
     /** Removes an endpoint; deliveries still waiting for it are cancelled. */
@@ -163,11 +171,29 @@ export function createWebhooksService(deps: WebhooksDeps) {
       if (!removed) throw webhookErrors.notFound()
     },
 
+    /**
+     * Gives the endpoint a new signing secret, shown in this answer only. The one it replaces
+     * keeps signing deliveries beside it for 24 hours (two signatures in each header), so the
+     * receiver can switch to the new secret without refusing a delivery; a second rotation
+     * within the 24 hours drops the oldest.
+     */
+    async rotateSecret(appId: string, merchantId: string, webhookId: string): Promise<WebhookDto & { secret: string }> {
+      await requireEndpoint(appId, merchantId, webhookId)
+      const endpoint = { id: webhookId, merchantId }
+      const replaced = await repo.sealedSecretOf(db, endpoint)
+      if (replaced === undefined) throw webhookErrors.notFound()
+      const secret = newSigningSecret()
+      const previousExpires = new Date(ctx.clock.now().getTime() + PREVIOUS_SECRET_VALID_MS).toISOString()
+      const sealed = await deps.secrets.seal(secret, webhookId)
+      if (!(await repo.replaceSecret(db, endpoint, { replaced, sealed, previousExpires }))) throw webhookErrors.rotationRaced()
+      return { ...toWebhook(await requireEndpoint(appId, merchantId, webhookId), now()), secret }
+    },
+
     /** Enables an endpoint Triad disabled; events from while it was disabled can be resent. */
     async enable(appId: string, merchantId: string, webhookId: string): Promise<WebhookDto> {
       await requireEndpoint(appId, merchantId, webhookId)
       await repo.enableEndpoint(db, webhookId)
-      return toWebhook(await requireEndpoint(appId, merchantId, webhookId))
+      return toWebhook(await requireEndpoint(appId, merchantId, webhookId), now())
     },
 
     /** The merchant's events, newest first, each with its deliveries and their attempts. */
