@@ -2,7 +2,7 @@
 // it replaces (examples/backend-python of github:LessUp/meta-human, FastAPI under uvicorn), both
 // on their mock reply, driven with the same load in alternating rounds of the same run.
 // Usage: npm run bench:peer -- [--rounds 3 --duration 5 --connections 20 --quick --source <meta-human git dir, checkout or URL>
-//   --python <interpreter>]  (default Debian's /usr/bin/python3 with the packages setup.sh installs; another interpreter
+//   --python <interpreter> --routes chat,stream,ws,history]  (default Debian's /usr/bin/python3 with the packages setup.sh installs; another interpreter
 //   whose environment has pydantic 2 runs the peer without the bridge, which then does nothing)
 // What was bridged to run the peer, and which way it biases the figures: bench/peer/README.md.
 import autocannon from 'autocannon'
@@ -24,6 +24,8 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     source: { type: 'string' },
     python: { type: 'string', default: '/usr/bin/python3' },
+    // Some of the routes only (their short names: chat, stream, ws, history), e.g. `--routes ws`.
+    routes: { type: 'string', default: 'chat,stream,ws,history' },
   },
 })
 const rounds = values.quick ? 1 : Number(values.rounds)
@@ -224,15 +226,22 @@ async function seedHistory(server: Server): Promise<void> {
 
 interface Route {
   name: string
+  /** What `--routes` calls it. */
+  short: string
   drive: (server: Server, seconds: number) => Promise<Figures>
 }
 
-const routes: Route[] = [
-  { name: 'POST /v1/chat', drive: (server, seconds) => driveHttp(server, { path: '/v1/chat', method: 'POST', body: chatBody('bench-chat'), seconds }) },
-  { name: 'POST /v1/chat/stream', drive: (server, seconds) => driveHttp(server, { path: '/v1/chat/stream', method: 'POST', body: chatBody('bench-stream'), seconds }) },
-  { name: 'WebSocket /ws turn', drive: driveWebSocket },
-  { name: 'GET /v1/session/{id}/history', drive: (server, seconds) => driveHttp(server, { path: '/v1/session/bench-history/history', seconds }) },
+const allRoutes: Route[] = [
+  { name: 'POST /v1/chat', short: 'chat', drive: (server, seconds) => driveHttp(server, { path: '/v1/chat', method: 'POST', body: chatBody('bench-chat'), seconds }) },
+  { name: 'POST /v1/chat/stream', short: 'stream', drive: (server, seconds) => driveHttp(server, { path: '/v1/chat/stream', method: 'POST', body: chatBody('bench-stream'), seconds }) },
+  { name: 'WebSocket /ws turn', short: 'ws', drive: driveWebSocket },
+  { name: 'GET /v1/session/{id}/history', short: 'history', drive: (server, seconds) => driveHttp(server, { path: '/v1/session/bench-history/history', seconds }) },
 ]
+const picked = new Set(String(values.routes).split(',').map((name) => name.trim()))
+for (const name of picked) if (!allRoutes.some((route) => route.short === name)) throw new Error(`--routes: no route called ${name} (chat, stream, ws, history)`)
+const routes = allRoutes.filter((route) => picked.has(route.short))
+// Rows name the command that measured them: the full run, or the routes picked.
+const command = picked.size === allRoutes.length ? 'node bench/peer/run.ts' : `node bench/peer/run.ts --routes ${routes.map((route) => route.short).join(',')}`
 
 function peerRuntime(): string {
   const script = 'import fastapi, pydantic, starlette, uvicorn, sys; print(f"Python {sys.version.split()[0]}, FastAPI {fastapi.__version__}, Starlette {starlette.__version__}, uvicorn {uvicorn.__version__}, pydantic {pydantic.VERSION}")'
@@ -341,7 +350,7 @@ try {
           target: '≥ 5×, lower p99',
           figure: `${ratioValue.toFixed(1)}× (${fixed(t.requestsPerSecond)} vs ${fixed(f.requestsPerSecond)} req/s; p99 ${fixed(t.latencyP99Ms, 1)} vs ${fixed(f.latencyP99Ms, 1)} ms; RSS ${fixed(t.rssMb)} vs ${fixed(f.rssMb)} MB)`,
           met: values.quick ? null : ratioValue >= 5 && t.latencyP99Ms < f.latencyP99Ms,
-          command: 'node bench/peer/run.ts',
+          command,
         })
       }
     }

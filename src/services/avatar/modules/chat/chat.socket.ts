@@ -109,11 +109,14 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
     return new Promise((resolve) => socket.send(JSON.stringify(event), () => resolve()))
   }
 
-  /** Reads one frame into a chat request, or the sentence of its error frame. */
-  async function readFrame(data: RawData, isBinary: boolean, request: FastifyRequest): Promise<ChatFrame | string> {
+  /**
+   * Reads one frame into a chat request, or the sentence of its error frame. `limitKey` is the
+   * socket's rate-limit key, taken once from its handshake (it cannot change on an open socket).
+   */
+  async function readFrame(data: RawData, isBinary: boolean, limitKey: string | undefined): Promise<ChatFrame | string> {
     // Every frame is a request against the client's chat budget, as every POST is over HTTP.
-    if (limiter) {
-      const result = await limiter.hit(rateLimitKey(request))
+    if (limiter && limitKey !== undefined) {
+      const result = await limiter.hit(limitKey)
       if (!result.allowed) return detailOf(rateLimitExceeded(result))
     }
     if (isBinary) return 'Binary frames are not accepted; send JSON as text'
@@ -135,7 +138,15 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
     return checked.value
   }
 
-  async function answer(socket: WebSocket, request: FastifyRequest, sessionId: string, gone: AbortSignal, data: RawData, isBinary: boolean) {
+  async function answer(
+    socket: WebSocket,
+    request: FastifyRequest,
+    sessionId: string,
+    limitKey: string | undefined,
+    gone: AbortSignal,
+    data: RawData,
+    isBinary: boolean,
+  ) {
     const log: FastifyBaseLogger = request.log
     const started = performance.now()
     let ended: ChatEvent['type'] | 'closed' = 'closed'
@@ -145,7 +156,7 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
       return sendEvent(socket, request.raw.socket, event)
     }
     try {
-      const frame = await readFrame(data, isBinary, request)
+      const frame = await readFrame(data, isBinary, limitKey)
       if (typeof frame === 'string') return await send({ type: 'error', message: frame })
       const prepared = await chat.prepare({ sessionId, userText: frame.userText, meta: frame.meta }, { log })
       persona = prepared.persona.id
@@ -163,6 +174,8 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
   function serve(socket: WebSocket, request: FastifyRequest, sessionId: string) {
     const gone = new AbortController()
     const closed = options.metrics.streamOpened('websocket')
+    // Every frame counts against the handshake's client (its key or address), hashed once here.
+    const limitKey = limiter ? rateLimitKey(request) : undefined
     let waiting = 0
     let queue: Promise<void> = Promise.resolve()
 
@@ -215,7 +228,7 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
       waiting++
       // One turn at a time, in the order the frames came: each frame's events follow the previous one's end.
       queue = queue
-        .then(() => (gone.signal.aborted ? undefined : answer(socket, request, sessionId, gone.signal, data, isBinary)))
+        .then(() => (gone.signal.aborted ? undefined : answer(socket, request, sessionId, limitKey, gone.signal, data, isBinary)))
         .finally(() => {
           waiting--
           closeIfIdle(true)

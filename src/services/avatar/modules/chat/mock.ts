@@ -203,15 +203,20 @@ export function mockReply(userText: string, persona: Persona): ChatReply {
   return { replyText, emotion: mood.emotion, action: pick(mood.actions, seed >>> 8) }
 }
 
+// A Han character (with any punctuation right after it) is a token; otherwise a run of spaces
+// plus the word that follows. Every alternative matches at least one character, so exec moves on.
+const TOKEN = /\p{Script=Han}[\p{P}\s]*|\s*[^\s\p{Script=Han}]+|\s+/gu
+
 /**
  * Cuts a reply into the pieces a model would stream: words with their leading space for
  * English, single characters for Chinese. The pieces join back to exactly `text`.
  */
 export function tokenize(text: string): string[] {
   const tokens: string[] = []
-  // A Han character (with any punctuation right after it) is a token; otherwise a run of
-  // spaces plus the word that follows.
-  const pattern = /\p{Script=Han}[\p{P}\s]*|\s*[^\s\p{Script=Han}]+|\s+/gu
-  for (const match of text.matchAll(pattern)) tokens.push(match[0])
+  // One pattern for every reply, walked with exec: matchAll would copy it on each call, and a
+  // reply is cut on every streamed turn. Its lastIndex is reset first, so a previous call that
+  // threw half-way cannot shift this one.
+  TOKEN.lastIndex = 0
+  for (let match = TOKEN.exec(text); match !== null; match = TOKEN.exec(text)) tokens.push(match[0])
   return tokens
 }

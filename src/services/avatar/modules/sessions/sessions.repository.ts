@@ -57,6 +57,38 @@ const insertMessage = prepared<ChatTables, keyof MessageRow, never>((db, p) =>
   }),
 )
 
+/** The parameters of the two-row insert: each column of the first row with `0`, of the second with `1`. */
+type PairKey = `${keyof MessageRow}${0 | 1}`
+
+// A chat turn's exchange (the user's message and the reply) is one statement of two rows: one
+// statement run instead of two on every turn, on both engines.
+const insertMessagePair = prepared<ChatTables, PairKey, never>((db, p) =>
+  db.insertInto('avatar_messages').values(
+    ([0, 1] as const).map((i) => ({
+      session_id: p[`session_id${i}`],
+      seq: p[`seq${i}`],
+      role: p[`role${i}`],
+      content: p[`content${i}`],
+      emotion: p[`emotion${i}`],
+      action: p[`action${i}`],
+      created_at: p[`created_at${i}`],
+    })),
+  ),
+)
+
+/** A message's column values, as the insert statements take them. */
+function messageRow(sessionId: string, seq: number, message: NewMessage): MessageRow {
+  return {
+    session_id: sessionId,
+    seq,
+    role: message.role,
+    content: message.content,
+    emotion: message.emotion ?? null,
+    action: message.action ?? null,
+    created_at: message.created_at,
+  }
+}
+
 /**
  * Adds messages to a session and returns the session's new message count. One upsert creates
  * the session on first use, starts an expired one afresh (idle since before `cutoff`: count,
@@ -81,18 +113,28 @@ async function appendMessages(
   // messages left from before it expired (none for a new one).
   if (total === added) await deleteMessagesOf(db, dialect, { id: sessionId })
   const first = total - added + 1
-  for (let index = 0; index < added; index++) {
-    const message = messages[index]
-    await insertMessage(db, dialect, {
-      session_id: sessionId,
-      seq: first + index,
-      role: message.role,
-      content: message.content,
-      emotion: message.emotion ?? null,
-      action: message.action ?? null,
-      created_at: message.created_at,
+  let index = 0
+  for (; index + 1 < added; index += 2) {
+    const a = messageRow(sessionId, first + index, messages[index])
+    const b = messageRow(sessionId, first + index + 1, messages[index + 1])
+    await insertMessagePair(db, dialect, {
+      session_id0: a.session_id,
+      seq0: a.seq,
+      role0: a.role,
+      content0: a.content,
+      emotion0: a.emotion,
+      action0: a.action,
+      created_at0: a.created_at,
+      session_id1: b.session_id,
+      seq1: b.seq,
+      role1: b.role,
+      content1: b.content,
+      emotion1: b.emotion,
+      action1: b.action,
+      created_at1: b.created_at,
     })
   }
+  if (index < added) await insertMessage(db, dialect, messageRow(sessionId, first + index, messages[index]))
   return total
 }
 
