@@ -93,14 +93,18 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
   /**
    * Writes one event. As on the event stream, the model goes on while the client keeps up and
    * waits for it once it reads slower than the model writes (WRITE_HIGH_WATER bytes queued).
-   * Events sent in one turn of the event loop (a model's tokens often come several at once) go
-   * out in one write of the connection.
+   * Events go out together: the connection is corked at a turn's first event and uncorked in
+   * the check phase of the event loop's next iteration (a nested setImmediate), so a model's
+   * tokens that come several at once share one write, and a reply whose model ended at once
+   * (the mock, a short cached answer) shares it with its `done`, sent once the group commit
+   * (a setImmediate of the iteration the tokens came in) is durable. A token waits at most one
+   * iteration of the loop, which does not block while an immediate is pending.
    */
   const sendEvent = (socket: WebSocket, connection: Socket, event: ChatEvent): Promise<void> => {
     if (socket.readyState !== socket.OPEN) return Promise.resolve()
     if (connection.writableCorked === 0) {
       connection.cork()
-      process.nextTick(() => connection.uncork())
+      setImmediate(() => setImmediate(() => connection.uncork()))
     }
     if (socket.bufferedAmount < WRITE_HIGH_WATER) {
       socket.send(JSON.stringify(event))
