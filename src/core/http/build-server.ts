@@ -64,6 +64,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, formats: options.formats ?? {} } },
     schemaController: { compilersFactory: { buildValidator: guardedValidators() } },
     routerOptions: { maxParamLength: MAX_IDENTIFIER_LENGTH },
+    // Plugins and onReady hooks may take this long (Fastify's default is 10 s): the avatar's
+    // speech threads warm in onReady, for up to WARM_WAIT_MS on a loaded machine. The start is
+    // visible meanwhile: the port holder answers `/readyz` 503 `services starting`.
+    pluginTimeout: 45_000,
     frameworkErrors: (error, request, reply) => sendError(error, request, reply.header('x-request-id', request.id), bodyFor(request)),
     clientErrorHandler: clientErrorHandler(bodyForPath),
     // While stopping, requests on connections opened before are still answered (with

@@ -13,8 +13,8 @@ import { createTtsProvider, type SpeechProviders, speechPlugin } from './modules
 import { createAsrProvider, transcriptionPlugin } from './modules/transcription/index.ts'
 import { pageRoutes } from './modules/page/index.ts'
 
-/** The longest a start waits for the speech threads to warm (below Fastify's 10 s for onReady hooks). */
-const WARM_WAIT_MS = 8000
+/** The longest a start waits for the speech threads to warm (below the server's pluginTimeout, 45 s). */
+const WARM_WAIT_MS = 30_000
 
 export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & ConversationProviders> = {
   name: 'avatar',
@@ -33,8 +33,8 @@ export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & Co
     // Warm engines before the first request (AVATAR_TTS_WARM): `triad serve` takes the port only
     // once this settles, its port holder answering `/readyz` 503 `services starting` meanwhile.
     // An engine that cannot load leaves the rest of the avatar serving; synthesis then fails.
-    // A machine so loaded that warming outlasts WARM_WAIT_MS serves meanwhile (Fastify ends a
-    // start whose onReady hooks take 10 s): its first syntheses wait for the warm-up to end.
+    // A machine so loaded that warming outlasts WARM_WAIT_MS serves meanwhile: its first
+    // syntheses wait for the warm-up to end.
     app.addHook('onReady', async function warmSpeech() {
       if (!tts.ready) return
       const started = performance.now()
