@@ -64,9 +64,9 @@ const engine = ESpeakNg().then((module) => new module.eSpeakNGWorker())
 
 /**
  * espeak-ng is compiled to JavaScript: V8 optimises its functions only once they have run, and
- * a thread's first paragraph in a language costs 5–10 times a warm one. A paragraph in each
- * voice (two per language) and one MP3 encoding bring a thread near its warm speed before any
- * request meets it; bench/avatar-speech.ts (`first synthesis after start`) measures the effect.
+ * a thread's first paragraph in a language costs 5–10 times a warm one. Two rounds of a
+ * paragraph in each voice (four per language; one round left the first English request at 2.4×
+ * a warm one) and one MP3 encoding bring a thread to its warm speed before any request meets it; bench/avatar-speech.ts (`first synthesis after start`) measures the effect.
  */
 const WARM_UP_TEXT: Record<string, string> = {
   'en-US':
@@ -74,7 +74,7 @@ const WARM_UP_TEXT: Record<string, string> = {
     'And a quiet pause; then I carry on until the sentence ends, as people do when they talk at ease.',
   'zh-CN': '早上好。我可以朗读一整段文字，包括数字和标点符号。你有什么问题吗？请慢慢说，我会认真地听，然后回答你。今天天气很好，我们一起去公园散步吧。谢谢！',
 }
-const WARM_UP_ROUNDS = 1
+const WARM_UP_ROUNDS = 2
 
 /** Answers the espeak-ng voices spoken. */
 async function warmUp(): Promise<string[]> {
