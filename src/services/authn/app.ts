@@ -18,6 +18,8 @@ import { loginRoutes } from './modules/login/index.ts'
 import { createLoginService } from './modules/login/index.ts'
 import { oidcRoutes } from './modules/oidc/index.ts'
 import { createOidcService, OIDC_METHOD } from './modules/oidc/index.ts'
+import { createHandoffService } from './modules/handoffs/index.ts'
+import { createSamlService, loadSpCredentials, SAML_METHOD, SAML_PATH, samlRoutes } from './modules/saml/index.ts'
 import { passkeysRoutes, personalTokensRoutes, sessionsRoutes } from './modules/credentials/index.ts'
 import { PASSKEY_METHOD } from './modules/passkeys/index.ts'
 import { createSpecialGroupsService } from './modules/special-groups/index.ts'
@@ -32,11 +34,13 @@ export interface AuthnProviders {
   auditLog: Partial<AuditLog>
 }
 
+// DSpace serves the same API at /api and, behind its usual proxy layout, /server/api.
+const API_PATHS = ['/api', '/server/api'] as const
+
 export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
   name: 'authn',
   migrations,
-  // DSpace serves the same API at /api and, behind its usual proxy layout, /server/api.
-  paths: ['/api', '/server/api'],
+  paths: [...API_PATHS, SAML_PATH],
   errorBody: dspaceErrorBody(() => new Date()),
   commands: authnCommands,
   plugin: (deps) => async (app) => {
@@ -49,16 +53,34 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
       epersons,
       ipGroups: config.ipGroups,
       // A passkey replaces the password of a local account, so it grants the same groups.
-      methodGroups: { password: config.passwordGroups, [PASSKEY_METHOD]: config.passwordGroups, [OIDC_METHOD]: config.oidc?.groups ?? [] },
+      // SAML's groups are per provider and per attribute value: each login's hand-off carries them.
+      methodGroups: { password: config.passwordGroups, [PASSKEY_METHOD]: config.passwordGroups, [OIDC_METHOD]: config.oidc?.groups ?? [], [SAML_METHOD]: [] },
     })
     const throttle = createThrottleService({ database, clock, perAccount: config.loginAttemptsPerAccount, perIp: config.loginAttemptsPerIp })
-    const oidc = config.oidc ? createOidcService({ database, clock, epersons, config: config.oidc }) : undefined
-    const login = createLoginService({ tokens, epersons, specialGroups, throttle, handoffs: oidc, metrics: createAuthnMetrics(deps.metrics) })
-    const challenge = createChallenge({ realm: config.realm, oidcEnabled: oidc !== undefined, passkeysEnabled: config.passkeys !== undefined })
+    const handoffs = createHandoffService({ database, clock })
+    const oidc = config.oidc ? createOidcService({ database, clock, epersons, handoffs, config: config.oidc }) : undefined
+    const saml = config.saml
+      ? createSamlService({
+          database,
+          clock,
+          epersons,
+          handoffs,
+          settings: config.saml,
+          credentials: await loadSpCredentials(deps.secrets, { key: config.saml.spKey, cert: config.saml.spCert }),
+          log: (message) => app.log.warn(message),
+        })
+      : undefined
+    const login = createLoginService({ tokens, epersons, specialGroups, throttle, handoffs, metrics: createAuthnMetrics(deps.metrics) })
+    const challenge = createChallenge({
+      realm: config.realm,
+      oidcEnabled: oidc !== undefined,
+      passkeysEnabled: config.passkeys !== undefined,
+      samlLocations: config.saml?.providers.map((provider) => `${config.saml?.baseUrl}${SAML_PATH}/authenticate/${provider.id}`),
+    })
     const isAllowedRedirect = createRedirectGuard(config.allowedOrigins)
 
     await app.register(cookie)
-    for (const prefix of authnService.paths) {
+    for (const prefix of API_PATHS) {
       await app.register(
         async (scope: FastifyInstance) => {
           installDspaceErrors(scope, () => clock.now())
@@ -85,6 +107,16 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
           if (config.passkeys) await scope.register(passkeysRoutes, { passkeys, login, epersons, challenge, audit })
         },
         { prefix },
+      )
+    }
+    if (saml) {
+      await app.register(
+        async (scope: FastifyInstance) => {
+          // No CORS or CSRF filter: the provider's page posts here cross-site, and the response's signature is the credential.
+          installDspaceErrors(scope, () => clock.now())
+          await scope.register(samlRoutes, { saml, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] })
+        },
+        { prefix: SAML_PATH },
       )
     }
   },

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import ipaddr from 'ipaddr.js'
 import { parseDuration } from '../../core/config/duration.ts'
 import { defineSection, Env, splitList } from '../../core/config/load-config.ts'
+import { parseSamlProviders, pemFromEnv } from './saml-config.ts'
 
 export type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number]
 
@@ -104,6 +105,12 @@ export const authnSection = defineSection(
     AUTHN_PASSKEY_RP_ID: Env.optionalString('a host name such as repo.example.org (enables passkeys)', { pattern: '^[A-Za-z0-9.-]{1,253}$' }),
     AUTHN_PASSKEY_RP_NAME: Env.string('the name a passkey prompt shows', { default: 'DSpace' }),
     AUTHN_PASSKEY_ORIGINS: Env.optionalString('a comma-separated list of origins'),
+    AUTHN_SAML_PROVIDERS: Env.optionalString('a JSON array of SAML identity providers (see docs/authn.md)'),
+    AUTHN_SAML_BASE_URL: Env.optionalString('the public origin of this server, such as https://repo.example.org', { pattern: '^https?://[^/]+/?$' }),
+    AUTHN_SAML_SP_KEY: Env.optionalString('a PEM private key (RSA)'),
+    AUTHN_SAML_SP_CERT: Env.optionalString('a PEM certificate of AUTHN_SAML_SP_KEY'),
+    AUTHN_SAML_CLOCK_SKEW: Env.duration('30s'),
+    AUTHN_SAML_METADATA_REFRESH: Env.duration('1h'),
   }),
   (env) => {
     const shortLivedMs = parseDuration(env.AUTHN_SHORT_LIVED_LIFETIME)
@@ -117,6 +124,13 @@ export const authnSection = defineSection(
     if (env.AUTHN_ADMIN_EMAIL && !env.AUTHN_ADMIN_EMAIL.includes('@')) throw new Error('AUTHN_ADMIN_EMAIL must be an e-mail address')
     if (env.AUTHN_PASSKEY_ORIGINS && !env.AUTHN_PASSKEY_RP_ID) throw new Error('AUTHN_PASSKEY_ORIGINS needs AUTHN_PASSKEY_RP_ID')
     const rpId = env.AUTHN_PASSKEY_RP_ID?.toLowerCase()
+    const samlProviders = parseSamlProviders(env.AUTHN_SAML_PROVIDERS)
+    if (samlProviders.length > 0 && !env.AUTHN_SAML_BASE_URL) {
+      // Entity ids and the assertion consumer URL are checked against each response, so they
+      // must not follow a request's Host header.
+      throw new Error('AUTHN_SAML_PROVIDERS needs AUTHN_SAML_BASE_URL (the public origin, such as https://repo.example.org)')
+    }
+    if (Boolean(env.AUTHN_SAML_SP_KEY) !== Boolean(env.AUTHN_SAML_SP_CERT)) throw new Error('AUTHN_SAML_SP_KEY and AUTHN_SAML_SP_CERT must be set together')
     return {
       adminEmail: env.AUTHN_ADMIN_EMAIL,
       adminPassword: env.AUTHN_ADMIN_PASSWORD,
@@ -148,6 +162,17 @@ export const authnSection = defineSection(
             allowHttp: env.AUTHN_OIDC_ALLOW_HTTP,
           }
         : undefined,
+      saml:
+        samlProviders.length > 0 && env.AUTHN_SAML_BASE_URL
+          ? {
+              providers: samlProviders,
+              baseUrl: new URL(env.AUTHN_SAML_BASE_URL).origin,
+              spKey: env.AUTHN_SAML_SP_KEY ? pemFromEnv(env.AUTHN_SAML_SP_KEY) : undefined,
+              spCert: env.AUTHN_SAML_SP_CERT ? pemFromEnv(env.AUTHN_SAML_SP_CERT) : undefined,
+              clockSkewMs: parseDuration(env.AUTHN_SAML_CLOCK_SKEW),
+              metadataRefreshMs: parseDuration(env.AUTHN_SAML_METADATA_REFRESH),
+            }
+          : undefined,
       passkeys: rpId ? { rpId, rpName: env.AUTHN_PASSKEY_RP_NAME, origins: parsePasskeyOrigins(env.AUTHN_PASSKEY_ORIGINS, rpId) } : undefined,
     }
   },

@@ -1,33 +1,38 @@
 import * as client from 'openid-client'
 import type { Clock } from '../../../../core/clock.ts'
-import { generateSecretToken, hashSecretToken } from '../../../../core/security/secret-token.ts'
+import { hashSecretToken } from '../../../../core/security/secret-token.ts'
 import type { AuthnConfig } from '../../config.ts'
 import type { ModuleDatabase } from '../../db.ts'
 import type { OidcTables } from './oidc.table.ts'
 import { authnErrors } from '../../errors.ts'
 import type { EpersonsService } from '../epersons/index.ts'
-import type { HandoffExchange } from '../login/index.ts'
-import { deleteExpired, insertFlow, insertHandoff, takeFlow, takeHandoff } from './oidc.repository.ts'
+import type { HandoffService } from '../handoffs/index.ts'
+import { deleteExpired, insertFlow, takeFlow } from './oidc.repository.ts'
 
 type AuthnDatabase = ModuleDatabase<OidcTables>
 
 export const OIDC_METHOD = 'oidc'
 const FLOW_LIFETIME_MS = 10 * 60_000
-const HANDOFF_LIFETIME_MS = 60_000
 
 type OidcConfig = NonNullable<AuthnConfig['oidc']>
 
 /**
  * OpenID Connect sign-on (authorization code + PKCE + nonce). The flow's secrets are kept in
  * the database under a hash of `state`, so the callback may reach any instance. The callback
- * ends with a one-time hand-off code in an HttpOnly cookie, exchanged for a token by
- * POST /authn/login (DSpace's `Authorization-cookie` step).
+ * ends with a one-time hand-off code (modules/handoffs) in an HttpOnly cookie, exchanged for a
+ * token by POST /authn/login (DSpace's `Authorization-cookie` step).
  */
-export function createOidcService(deps: { database: AuthnDatabase; clock: Clock; epersons: EpersonsService; config: OidcConfig }): HandoffExchange & {
+export function createOidcService(deps: {
+  database: AuthnDatabase
+  clock: Clock
+  epersons: EpersonsService
+  handoffs: HandoffService
+  config: OidcConfig
+}): {
   start(callbackUrl: string, redirectUrl: string): Promise<URL>
   finish(currentUrl: URL): Promise<{ code: string; redirectUrl: string }>
 } {
-  const { database, clock, epersons, config } = deps
+  const { database, clock, epersons, handoffs, config } = deps
   let discovered: Promise<client.Configuration> | undefined
 
   function configuration(): Promise<client.Configuration> {
@@ -110,20 +115,8 @@ export function createOidcService(deps: { database: AuthnDatabase; clock: Clock;
         })
       }
       if (eperson?.can_log_in !== 1) throw authnErrors.signOnFailed()
-      const code = generateSecretToken(32)
-      await insertHandoff(database.db, {
-        code_hash: hashSecretToken(code),
-        eperson_uuid: eperson.uuid,
-        method: OIDC_METHOD,
-        expires_at: new Date(clock.now().getTime() + HANDOFF_LIFETIME_MS).toISOString(),
-      })
+      const code = await handoffs.issue({ epersonUuid: eperson.uuid, method: OIDC_METHOD, specialGroups: [] })
       return { code, redirectUrl: flow.redirect_url }
-    },
-
-    async consume(code) {
-      const row = await takeHandoff(database.db, hashSecretToken(code))
-      if (!row || row.expires_at <= clock.now().toISOString()) return undefined
-      return { epersonUuid: row.eperson_uuid, method: row.method }
     },
   }
 }

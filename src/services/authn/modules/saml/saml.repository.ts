@@ -1,0 +1,56 @@
+import type { Executor } from '../../db.ts'
+import type { SamlAssertionsTable, SamlIdentitiesTable, SamlRequestsTable, SamlTables } from './saml.table.ts'
+
+type DbExecutor = Executor<SamlTables>
+
+export async function insertRequest(db: DbExecutor, row: SamlRequestsTable): Promise<void> {
+  await db.insertInto('authn_saml_requests').values(row).execute()
+}
+
+export async function findRequest(db: DbExecutor, providerId: string, requestId: string): Promise<SamlRequestsTable | undefined> {
+  return db
+    .selectFrom('authn_saml_requests')
+    .select(['request_id', 'provider_id', 'redirect_url', 'expires_at'])
+    .where('request_id', '=', requestId)
+    .where('provider_id', '=', providerId)
+    .executeTakeFirst()
+}
+
+/** Deletes a request; true only for the one caller that deleted it (a response is consumed once, on any instance). */
+export async function takeRequest(db: DbExecutor, providerId: string, requestId: string): Promise<boolean> {
+  const deleted = await db.deleteFrom('authn_saml_requests').where('request_id', '=', requestId).where('provider_id', '=', providerId).executeTakeFirst()
+  return Number(deleted.numDeletedRows) > 0
+}
+
+/** Records an assertion as used; false when it was used before (the primary key refuses it). */
+export async function recordAssertion(db: DbExecutor, row: SamlAssertionsTable): Promise<boolean> {
+  const inserted = await db
+    .insertInto('authn_saml_assertions')
+    .values(row)
+    .onConflict((conflict) => conflict.columns(['provider_id', 'assertion_id']).doNothing())
+    .executeTakeFirst()
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0
+}
+
+export async function deleteExpired(db: DbExecutor, now: string): Promise<void> {
+  await db.deleteFrom('authn_saml_requests').where('expires_at', '<=', now).execute()
+  await db.deleteFrom('authn_saml_assertions').where('expires_at', '<=', now).execute()
+}
+
+export async function findIdentity(db: DbExecutor, providerId: string, persistentId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('authn_saml_identities')
+    .select('eperson_uuid')
+    .where('provider_id', '=', providerId)
+    .where('persistent_id', '=', persistentId)
+    .executeTakeFirst()
+  return row?.eperson_uuid
+}
+
+export async function linkIdentity(db: DbExecutor, row: SamlIdentitiesTable): Promise<void> {
+  await db
+    .insertInto('authn_saml_identities')
+    .values(row)
+    .onConflict((conflict) => conflict.columns(['provider_id', 'persistent_id']).doNothing())
+    .execute()
+}

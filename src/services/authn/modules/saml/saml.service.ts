@@ -1,0 +1,327 @@
+import { generateServiceProviderMetadata, SAML, type CacheProvider, type Profile, ValidateInResponseTo } from '@node-saml/node-saml'
+import { DOMParser } from '@xmldom/xmldom'
+import xpath from 'xpath'
+import type { Clock } from '../../../../core/clock.ts'
+import { AppError } from '../../../../core/errors/app-error.ts'
+import type { AuthnConfig } from '../../config.ts'
+import type { ModuleDatabase } from '../../db.ts'
+import { authnErrors } from '../../errors.ts'
+import { PAIRWISE_ID_ATTRIBUTE, type SamlProviderConfig } from '../../saml-config.ts'
+import type { EpersonsService } from '../epersons/index.ts'
+import type { HandoffService } from '../handoffs/index.ts'
+import { createIdpMetadataSource, type IdpDescription, type IdpMetadataSource } from './idp-metadata.ts'
+import { deleteExpired, findIdentity, findRequest, insertRequest, linkIdentity, recordAssertion, takeRequest } from './saml.repository.ts'
+import type { SamlTables } from './saml.table.ts'
+import type { SpCredentials } from './sp-credentials.ts'
+
+export const SAML_METHOD = 'saml'
+/** Where DSpace serves its SAML relying party (and so where federations have it registered). */
+export const SAML_PATH = '/server/saml2'
+const REQUEST_LIFETIME_MS = 10 * 60_000
+// node-saml compares a request's age with the system clock; the age is enforced here instead,
+// with the injected clock, by the store (see requestStore), so its own limit is made moot.
+const NODE_SAML_REQUEST_AGE_MS = 100 * 365 * 24 * 3600_000
+const SAMLP = 'urn:oasis:names:tc:SAML:2.0:protocol'
+const SAML_NS = 'urn:oasis:names:tc:SAML:2.0:assertion'
+const select = xpath.useNamespaces({ samlp: SAMLP, saml: SAML_NS })
+
+type SamlSettings = NonNullable<AuthnConfig['saml']>
+
+interface Provider {
+  config: SamlProviderConfig
+  source: IdpMetadataSource
+  spEntityId: string
+  acsUrl: string
+}
+
+/** What the assertion says about the person, after mapping the provider's attributes. */
+export interface SamlPerson {
+  email: string | undefined
+  givenName: string | undefined
+  surname: string | undefined
+  principalName: string | undefined
+  affiliations: string[]
+  persistentId: string | undefined
+}
+
+/**
+ * SAML 2.0 Web Browser SSO as DSpace 8 offers it, one relying party per configured identity
+ * provider: AuthnRequest over HTTP-Redirect (signed), Response over HTTP-POST to the assertion
+ * consumer. node-saml checks the XML signature (of the response or of the assertion, against
+ * the provider's certificates), decrypts, matches InResponseTo and checks the audience; this
+ * service adds what it leaves out or does against the system clock: Destination, Recipient,
+ * the validity windows (injected clock, AUTHN_SAML_CLOCK_SKEW), one use per request and per
+ * assertion (database, so any instance may receive the response), and refuses XML comments.
+ */
+export function createSamlService(deps: {
+  database: ModuleDatabase<SamlTables>
+  clock: Clock
+  epersons: EpersonsService
+  handoffs: HandoffService
+  settings: SamlSettings
+  credentials: SpCredentials
+  log: (message: string) => void
+}) {
+  const { database, clock, epersons, handoffs, settings, credentials } = deps
+  const providers = new Map<string, Provider>(
+    settings.providers.map((config) => [
+      config.id,
+      {
+        config,
+        source: createIdpMetadataSource(config, clock, settings.metadataRefreshMs, deps.log),
+        spEntityId: config.spEntityId ?? `${settings.baseUrl}${SAML_PATH}/service-provider-metadata/${config.id}`,
+        acsUrl: `${settings.baseUrl}${SAML_PATH}/assertion-consumer/${config.id}`,
+      },
+    ]),
+  )
+
+  function provider(id: string): Provider {
+    const found = providers.get(id)
+    if (!found) throw authnErrors.notFound(`No SAML identity provider ${JSON.stringify(id)}`)
+    return found
+  }
+
+  /** node-saml's request cache, kept in the database; `redirectUrl` is what a new request is stored with. */
+  function requestStore(providerId: string, redirectUrl = ''): CacheProvider {
+    return {
+      async saveAsync(key, value) {
+        const now = clock.now()
+        await deleteExpired(database.db, now.toISOString())
+        await insertRequest(database.db, {
+          request_id: key,
+          provider_id: providerId,
+          redirect_url: redirectUrl,
+          expires_at: new Date(now.getTime() + REQUEST_LIFETIME_MS).toISOString(),
+        })
+        return { value, createdAt: now.getTime() }
+      },
+      async getAsync(key) {
+        const row = await findRequest(database.db, providerId, key)
+        if (!row || row.expires_at <= clock.now().toISOString()) return null
+        return new Date(Date.parse(row.expires_at) - REQUEST_LIFETIME_MS).toISOString()
+      },
+      // The request is consumed by takeRequest once the response is valid, in one conditional
+      // delete; node-saml's own read-then-remove would let two instances both accept it.
+      removeAsync: async () => null,
+    }
+  }
+
+  function relyingParty(entry: Provider, idp: IdpDescription, store: CacheProvider): SAML {
+    return new SAML({
+      issuer: entry.spEntityId,
+      callbackUrl: entry.acsUrl,
+      audience: entry.spEntityId,
+      entryPoint: idp.ssoUrl,
+      idpIssuer: idp.entityId,
+      idpCert: idp.certificates,
+      privateKey: credentials.key,
+      publicCert: credentials.cert,
+      decryptionPvk: credentials.key,
+      signatureAlgorithm: 'sha256',
+      digestAlgorithm: 'sha256',
+      // Either a signed response or a signed assertion will do (Shibboleth signs the assertion,
+      // others the response); node-saml then insists on the one present being valid.
+      wantAuthnResponseSigned: false,
+      wantAssertionsSigned: false,
+      validateInResponseTo: ValidateInResponseTo.always,
+      cacheProvider: store,
+      requestIdExpirationPeriodMs: NODE_SAML_REQUEST_AGE_MS,
+      // Checked below against the injected clock.
+      acceptedClockSkewMs: -1,
+      identifierFormat: null,
+      // Asking for a password context would turn away providers that use MFA or Kerberos.
+      disableRequestedAuthnContext: true,
+    })
+  }
+
+  function checkAfterSignature(entry: Provider, idp: IdpDescription, responseXml: string, profile: Profile): { assertionId: string; notOnOrAfter: number } {
+    const fail = (reason: string) => authnErrors.signOnFailed(new Error(reason))
+    const parser = new DOMParser({ onError: () => {} })
+    const response = parser.parseFromString(responseXml, 'text/xml') as unknown as Node
+    // Comments split text nodes, and a parser that reads only the first one turns
+    // "user@evil.com<!---->.good.edu" into another person; no provider needs them.
+    if ((select('//comment()', response) as Node[]).length > 0) throw fail('XML comments are refused')
+    const destination = (select('/samlp:Response/@Destination', response) as Attr[])[0]?.value
+    if (destination !== undefined && destination !== entry.acsUrl) throw fail(`Destination ${destination} is not ${entry.acsUrl}`)
+
+    // The assertion node-saml verified (never the response's other, unsigned content).
+    const assertionXml = profile.getAssertionXml?.()
+    if (assertionXml === undefined) throw fail('no signed assertion')
+    const assertion = parser.parseFromString(assertionXml, 'text/xml') as unknown as Node
+    const issuer = (select('/saml:Assertion/saml:Issuer/text()', assertion) as Node[])[0]?.nodeValue
+    if (issuer !== idp.entityId) throw fail(`assertion issuer ${issuer} is not ${idp.entityId}`)
+    const now = clock.now().getTime()
+    const skew = settings.clockSkewMs
+    const time = (node: Node, name: string): number | undefined => {
+      const value = (select(`@${name}`, node) as Attr[])[0]?.value
+      if (value === undefined) return undefined
+      const ms = Date.parse(value)
+      if (Number.isNaN(ms)) throw fail(`${name} is not a time`)
+      return ms
+    }
+    const conditions = select('/saml:Assertion/saml:Conditions', assertion) as Node[]
+    if (conditions.length !== 1) throw fail('the assertion must carry one Conditions element')
+    const condition = conditions[0] as Node
+    const notBefore = time(condition, 'NotBefore')
+    const notOnOrAfter = time(condition, 'NotOnOrAfter')
+    if (notBefore !== undefined && now + skew < notBefore) throw fail('the assertion is not valid yet')
+    if (notOnOrAfter !== undefined && now - skew >= notOnOrAfter) throw fail('the assertion has expired')
+
+    const confirmations = select("/saml:Assertion/saml:Subject/saml:SubjectConfirmation[@Method='urn:oasis:names:tc:SAML:2.0:cm:bearer']/saml:SubjectConfirmationData", assertion) as Node[]
+    const confirmed = confirmations.find((data) => {
+      const recipient = (select('@Recipient', data) as Attr[])[0]?.value
+      const until = time(data, 'NotOnOrAfter')
+      const from = time(data, 'NotBefore')
+      const inResponseTo = (select('@InResponseTo', data) as Attr[])[0]?.value
+      return recipient === entry.acsUrl && until !== undefined && now - skew < until && (from === undefined || now + skew >= from) && (inResponseTo === undefined || inResponseTo === profile.inResponseTo)
+    })
+    if (!confirmed) throw fail('no bearer SubjectConfirmation for this recipient, valid now')
+    const assertionId = (select('/saml:Assertion/@ID', assertion) as Attr[])[0]?.value
+    if (!assertionId) throw fail('the assertion has no ID')
+    const until = time(confirmed, 'NotOnOrAfter') ?? now
+    return { assertionId, notOnOrAfter: Math.max(until, notOnOrAfter ?? until) + skew }
+  }
+
+  async function validate(entry: Provider, samlResponse: string): Promise<{ profile: Profile; idp: IdpDescription; checked: ReturnType<typeof checkAfterSignature> }> {
+    const responseXml = Buffer.from(samlResponse, 'base64').toString('utf8')
+    const attempt = async (idp: IdpDescription) => {
+      const { profile } = await relyingParty(entry, idp, requestStore(entry.config.id)).validatePostResponseAsync({ SAMLResponse: samlResponse })
+      if (!profile) throw new Error('no assertion in the response')
+      return { profile, idp, checked: checkAfterSignature(entry, idp, responseXml, profile) }
+    }
+    const idp = await entry.source.current()
+    try {
+      return await attempt(idp)
+    } catch (error) {
+      // A provider that rolled its key publishes the new certificate in its metadata first:
+      // read it again (at most once a minute) and try once more if the certificates changed.
+      if (!(error instanceof Error) || !/signature/i.test(error.message)) throw error
+      const fresh = await entry.source.reload()
+      if (fresh.certificates.join() === idp.certificates.join()) throw error
+      return attempt(fresh)
+    }
+  }
+
+  function attributeValues(profile: Profile, name: string): string[] {
+    const attributes = (profile.attributes ?? {}) as Record<string, unknown>
+    const value = attributes[name]
+    const values = Array.isArray(value) ? value : value === undefined ? [] : [value]
+    return values
+      .map((item: unknown) => {
+        if (typeof item === 'string') return item
+        // eduPersonTargetedID is a NameID element inside the AttributeValue.
+        if (item && typeof item === 'object' && 'NameID' in item) {
+          const nameId = (item as { NameID: Array<{ _?: string } | string> }).NameID[0]
+          return typeof nameId === 'string' ? nameId : nameId?._
+        }
+        return undefined
+      })
+      .filter((item): item is string => typeof item === 'string' && item.trim().length > 0)
+      .map((item) => item.trim())
+  }
+
+  function person(entry: Provider, profile: Profile): SamlPerson {
+    const names = entry.config.attributes
+    const first = (name: string) => attributeValues(profile, name)[0]
+    return {
+      email: first(names.email),
+      givenName: first(names.givenName),
+      surname: first(names.surname),
+      principalName: first(names.principalName),
+      affiliations: attributeValues(profile, names.affiliation),
+      persistentId: first(names.persistentId) ?? first(PAIRWISE_ID_ATTRIBUTE),
+    }
+  }
+
+  /** The eperson this person is: by persistent id first (it survives a changed e-mail), then by e-mail, else a new one when allowed. */
+  async function eperson(entry: Provider, who: SamlPerson): Promise<string> {
+    const providerId = entry.config.id
+    const linked = who.persistentId ? await findIdentity(database.db, providerId, who.persistentId) : undefined
+    let uuid = linked
+    if (!uuid && who.email) uuid = (await epersons.findByEmail(who.email))?.uuid
+    if (!uuid && who.email && entry.config.autoRegister) {
+      uuid = (await epersons.create({ email: who.email, firstName: who.givenName, lastName: who.surname })).uuid
+    }
+    if (!uuid) throw authnErrors.signOnFailed(new Error('no eperson matches this person and auto-registration is off'))
+    if (who.persistentId && !linked) {
+      await linkIdentity(database.db, { provider_id: providerId, persistent_id: who.persistentId, eperson_uuid: uuid, created_at: clock.now().toISOString() })
+    }
+    return uuid
+  }
+
+  /** Groups of this login: the provider's own, and those whose attribute value the person has. */
+  async function loginGroups(entry: Provider, profile: Profile): Promise<string[]> {
+    const names = new Set(entry.config.groups)
+    for (const rule of entry.config.attributeGroups) {
+      const attribute = (entry.config.attributes as Record<string, string>)[rule.attribute] ?? rule.attribute
+      const values = attributeValues(profile, attribute).map((value) => value.toLowerCase())
+      // eduPersonScopedAffiliation sends "staff@uni.edu"; a rule for "staff" matches it too.
+      if (values.some((value) => value === rule.value.toLowerCase() || value.startsWith(`${rule.value.toLowerCase()}@`))) names.add(rule.group)
+    }
+    const uuids: string[] = []
+    for (const name of names) uuids.push((await epersons.ensureGroup(name)).uuid)
+    return uuids
+  }
+
+  return {
+    providerIds: () => [...providers.keys()],
+
+    /** Triad's service-provider metadata for one provider: what its administrator registers. */
+    metadata(id: string): string {
+      const entry = provider(id)
+      return generateServiceProviderMetadata({
+        issuer: entry.spEntityId,
+        callbackUrl: entry.acsUrl,
+        privateKey: credentials.key,
+        publicCerts: credentials.cert,
+        decryptionPvk: credentials.key,
+        decryptionCert: credentials.cert,
+        signatureAlgorithm: 'sha256',
+        digestAlgorithm: 'sha256',
+        wantAssertionsSigned: true,
+        identifierFormat: null,
+      })
+    },
+
+    /** The provider's SSO URL carrying a signed AuthnRequest, whose id is stored with `redirectUrl`. */
+    async start(id: string, redirectUrl: string): Promise<string> {
+      const entry = provider(id)
+      let idp: IdpDescription
+      try {
+        idp = await entry.source.current()
+      } catch (error) {
+        throw authnErrors.signOnFailed(error)
+      }
+      return relyingParty(entry, idp, requestStore(id, redirectUrl)).getAuthorizeUrlAsync('', undefined, {})
+    },
+
+    /** Validates a response posted to the assertion consumer; a hand-off code for POST /authn/login, and where to send the browser. */
+    async finish(id: string, samlResponse: string): Promise<{ code: string; redirectUrl: string }> {
+      const entry = provider(id)
+      let result: Awaited<ReturnType<typeof validate>>
+      try {
+        result = await validate(entry, samlResponse)
+      } catch (error) {
+        throw error instanceof AppError ? error : authnErrors.signOnFailed(error)
+      }
+      const { profile, checked } = result
+      const requestId = typeof profile.inResponseTo === 'string' ? profile.inResponseTo : undefined
+      const request = requestId ? await findRequest(database.db, id, requestId) : undefined
+      if (!requestId || !request || !(await takeRequest(database.db, id, requestId))) {
+        throw authnErrors.signOnFailed(new Error('the request this response answers is unknown or already used'))
+      }
+      const fresh = await recordAssertion(database.db, {
+        provider_id: id,
+        assertion_id: checked.assertionId,
+        expires_at: new Date(checked.notOnOrAfter).toISOString(),
+      })
+      if (!fresh) throw authnErrors.signOnFailed(new Error('this assertion was used before'))
+      const who = person(entry, profile)
+      const epersonUuid = await eperson(entry, who)
+      const code = await handoffs.issue({ epersonUuid, method: SAML_METHOD, specialGroups: await loginGroups(entry, profile) })
+      return { code, redirectUrl: request.redirect_url }
+    },
+  }
+}
+
+export type SamlService = ReturnType<typeof createSamlService>

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { addEperson, statusOf } from '../helpers.ts'
+import { ACS, beginLogin, finishLogin, newBrowser, postResponse, SP_ENTITY_ID, startSaml, UI } from './saml-harness.ts'
+import { ATTR } from './test-idp.ts'
+
+test('serves the service-provider metadata: entity id, assertion consumer URL, signing and encryption certificates', async (t) => {
+  const { test: app } = await startSaml(t)
+  const response = await app.app.inject({ method: 'GET', url: '/server/saml2/service-provider-metadata/uni' })
+  assert.equal(response.statusCode, 200)
+  assert.match(String(response.headers['content-type']), /application\/samlmetadata\+xml/)
+  assert.match(response.body, new RegExp(`entityID="${SP_ENTITY_ID}"`))
+  assert.match(response.body, new RegExp(`AssertionConsumerService[^>]*Location="${ACS}"`))
+  assert.match(response.body, /KeyDescriptor use="signing"/)
+  assert.match(response.body, /KeyDescriptor use="encryption"/)
+  // The generated key lives in the secrets store, so a restart (or another instance) publishes the same certificate.
+  const again = await app.app.inject({ method: 'GET', url: '/server/saml2/service-provider-metadata/uni' })
+  const cert = (body: string) => /<ds:X509Certificate>([^<]+)</.exec(body)?.[1]
+  assert.equal(cert(again.body), cert(response.body))
+})
+
+test('an unknown provider is 404 in DSpace’s error body', async (t) => {
+  const { test: app } = await startSaml(t)
+  const response = await app.app.inject({ method: 'GET', url: '/server/saml2/service-provider-metadata/nope' })
+  assert.equal(response.statusCode, 404)
+  const body = response.json()
+  assert.equal(body.status, 404)
+  assert.equal(body.path, '/server/saml2/service-provider-metadata/nope')
+})
+
+test('WWW-Authenticate lists a saml scheme at the authenticate URL beside password', async (t) => {
+  const { test: app } = await startSaml(t)
+  const browser = newBrowser(app)
+  const response = await finishLogin(browser)
+  assert.equal(response.statusCode, 401)
+  const challenge = String(response.headers['www-authenticate'])
+  assert.match(challenge, /password realm="DSpace REST API"/)
+  assert.match(challenge, /saml realm="DSpace REST API", location="https:\/\/repo\.example\.org\/server\/saml2\/authenticate\/uni"/)
+  const status = await app.app.inject({ method: 'GET', url: '/api/authn/status' })
+  assert.match(String(status.headers['www-authenticate']), /saml realm=/)
+})
+
+test('the whole flow: redirect with a signed AuthnRequest stored in the database, signed response, then POST /authn/login gives the token', async (t) => {
+  const { test: app, idp } = await startSaml(t)
+  await addEperson(app, 'olga@example.edu')
+  const browser = newBrowser(app)
+  const location = await beginLogin(browser)
+  const url = new URL(location)
+  assert.equal(`${url.origin}${url.pathname}`, idp.ssoUrl)
+  assert.ok(url.searchParams.get('Signature'), 'the AuthnRequest is signed (HTTP-Redirect binding)')
+  assert.equal(url.searchParams.get('SigAlg'), 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256')
+  const request = idp.readRequest(location)
+  assert.equal(request.acsUrl, ACS)
+  assert.equal(request.issuer, SP_ENTITY_ID)
+  const stored = await app.database.db.selectFrom('authn_saml_requests' as never).select(['request_id' as never]).execute()
+  assert.deepEqual(stored, [{ request_id: request.id }])
+
+  const samlResponse = await idp.respond(location, { issueInstant: app.clock.now(), attributes: { [ATTR.email]: 'olga@example.edu' } })
+  const consumed = await postResponse(browser, samlResponse)
+  assert.equal(consumed.statusCode, 302, consumed.body)
+  assert.equal(consumed.headers.location, `${UI}/home`)
+  const login = await finishLogin(browser)
+  assert.equal(login.statusCode, 200, login.body)
+  const { body } = await statusOf(app.app, browser.token)
+  assert.equal(body.authenticated, true)
+  assert.equal(body.authenticationMethod, 'saml')
+  assert.equal((body._embedded?.eperson as { email: string }).email, 'olga@example.edu')
+})
+
+test('redirectUrl is limited to the allowed origins, as for OIDC', async (t) => {
+  const { test: app } = await startSaml(t)
+  const response = await app.app.inject({ method: 'GET', url: `/server/saml2/authenticate/uni?redirectUrl=${encodeURIComponent('https://evil.example.com/')}` })
+  assert.equal(response.statusCode, 400)
+  assert.equal(response.json().message, 'Invalid redirectURL! Must match server or ui hostname.')
+})
+
+test('the response may reach another instance: the request started on A is consumed on B', async (t) => {
+  const { test: a, idp } = await startSaml(t)
+  const { startAuthn } = await import('../helpers.ts')
+  const b = await startAuthn(
+    t,
+    { AUTHN_ALLOWED_ORIGINS: UI, AUTHN_SAML_BASE_URL: 'https://repo.example.org', AUTHN_SAML_PROVIDERS: JSON.stringify([{ id: 'uni', metadata: idp.metadataPath, autoRegister: true }]) },
+    { database: a.database, clock: a.clock, secretStore: a.secretStore },
+  )
+  await addEperson(a, 'olga@example.edu')
+  const onA = newBrowser(a)
+  const location = await beginLogin(onA)
+  const onB = newBrowser(b)
+  const consumed = await postResponse(onB, await idp.respond(location, { issueInstant: a.clock.now(), attributes: { [ATTR.email]: 'olga@example.edu' } }))
+  assert.equal(consumed.statusCode, 302, consumed.body)
+  assert.equal((await finishLogin(onB)).statusCode, 200)
+})
