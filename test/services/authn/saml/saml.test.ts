@@ -90,3 +90,33 @@ test('the response may reach another instance: the request started on A is consu
   assert.equal(consumed.statusCode, 302, consumed.body)
   assert.equal((await finishLogin(onB)).statusCode, 200)
 })
+
+test('the configuration contract names what is wrong with AUTHN_SAML_PROVIDERS', async (t) => {
+  const { startAuthn } = await import('../helpers.ts')
+  const base = { AUTHN_SAML_BASE_URL: 'https://repo.example.org' }
+  await assert.rejects(startAuthn(t, { ...base, AUTHN_SAML_PROVIDERS: '{not json' }), /AUTHN_SAML_PROVIDERS must be a JSON array/)
+  await assert.rejects(startAuthn(t, { AUTHN_SAML_PROVIDERS: '[{"id":"uni","metadata":"/etc/idp.xml"}]' }), /needs AUTHN_SAML_BASE_URL/)
+  await assert.rejects(startAuthn(t, { ...base, AUTHN_SAML_PROVIDERS: '[{"id":"uni"}]' }), /provider uni needs "metadata"/)
+  await assert.rejects(startAuthn(t, { ...base, AUTHN_SAML_PROVIDERS: '[{"id":"uni","metadata":"a"},{"id":"uni","metadata":"b"}]' }), /used twice/)
+  await assert.rejects(startAuthn(t, { ...base, AUTHN_SAML_PROVIDERS: '[{"id":"uni","metadata":"http://idp.example.edu/md"}]' }), /plain http/)
+  await assert.rejects(startAuthn(t, { ...base, AUTHN_SAML_PROVIDERS: '[{"id":"u/ni","metadata":"a"}]' }), /AUTHN_SAML_PROVIDERS\[0\]: \/id/)
+  await assert.rejects(startAuthn(t, { ...base, AUTHN_SAML_PROVIDERS: '[{"id":"uni","metadata":"a","colour":"red"}]' }), /AUTHN_SAML_PROVIDERS\[0\]/)
+  await assert.rejects(startAuthn(t, { ...base, AUTHN_SAML_SP_KEY: 'x', AUTHN_SAML_PROVIDERS: '[{"id":"uni","metadata":"a"}]' }), /must be set together/)
+})
+
+test('a provider configured without metadata (entity id, SSO URL, certificates given) works the same', async (t) => {
+  const { startTestIdp } = await import('./test-idp.ts')
+  const { startAuthn } = await import('../helpers.ts')
+  const idp = await startTestIdp(t)
+  const app = await startAuthn(t, {
+    AUTHN_ALLOWED_ORIGINS: UI,
+    AUTHN_SAML_BASE_URL: 'https://repo.example.org',
+    AUTHN_SAML_PROVIDERS: JSON.stringify([{ id: 'uni', entityId: idp.entityId, ssoUrl: idp.ssoUrl, certificates: [idp.keys.cert] }]),
+  })
+  await addEperson(app, 'olga@example.edu')
+  const browser = newBrowser(app)
+  const location = await beginLogin(browser)
+  const consumed = await postResponse(browser, await idp.respond(location, { issueInstant: app.clock.now(), attributes: { [ATTR.email]: 'olga@example.edu' } }))
+  assert.equal(consumed.statusCode, 302, consumed.body)
+  assert.equal((await finishLogin(browser)).statusCode, 200)
+})
