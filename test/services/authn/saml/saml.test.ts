@@ -120,3 +120,16 @@ test('a provider configured without metadata (entity id, SSO URL, certificates g
   assert.equal(consumed.statusCode, 302, consumed.body)
   assert.equal((await finishLogin(browser)).statusCode, 200)
 })
+
+test('the SAML routes are documented in the OpenAPI document under the authn tag', async (t) => {
+  const { test: app } = await startSaml(t)
+  const paths = (await app.app.inject({ method: 'GET', url: '/docs/json' })).json().paths
+  for (const [path, method] of [
+    ['/server/saml2/service-provider-metadata/{id}', 'get'],
+    ['/server/saml2/authenticate/{id}', 'get'],
+    ['/server/saml2/assertion-consumer/{id}', 'post'],
+  ] as const) {
+    assert.deepEqual(paths[path]?.[method]?.tags, ['authn'], `${method} ${path}`)
+  }
+  assert.ok(paths['/server/saml2/assertion-consumer/{id}'].post.responses['401'])
+})
