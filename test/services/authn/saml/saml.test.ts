@@ -133,3 +133,51 @@ test('the SAML routes are documented in the OpenAPI document under the authn tag
   }
   assert.ok(paths['/server/saml2/assertion-consumer/{id}'].post.responses['401'])
 })
+
+test('metadata from a URL is fetched, read again after AUTHN_SAML_METADATA_REFRESH, and its last good copy kept while the URL fails', async (t) => {
+  const { createServer } = await import('node:http')
+  const { readFileSync } = await import('node:fs')
+  const { startTestIdp } = await import('./test-idp.ts')
+  const { startAuthn } = await import('../helpers.ts')
+  const idp = await startTestIdp(t)
+  const served = { up: false, fetches: 0 }
+  const server = createServer((_request, response) => {
+    served.fetches++
+    response.statusCode = served.up ? 200 : 503
+    response.end(served.up ? readFileSync(idp.metadataPath) : 'down')
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  const address = server.address()
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/idp-metadata.xml`
+  const app = await startAuthn(t, {
+    AUTHN_ALLOWED_ORIGINS: UI,
+    AUTHN_SAML_BASE_URL: 'https://repo.example.org',
+    AUTHN_SAML_METADATA_REFRESH: '10m',
+    AUTHN_SAML_PROVIDERS: JSON.stringify([{ id: 'uni', metadata: url, allowHttp: true }]),
+  })
+  await addEperson(app, 'olga@example.edu')
+  const login = async () => {
+    const browser = newBrowser(app)
+    const location = await beginLogin(browser)
+    const consumed = await postResponse(browser, await idp.respond(location, { issueInstant: app.clock.now(), attributes: { [ATTR.email]: 'olga@example.edu' } }))
+    return consumed.statusCode === 302 ? (await finishLogin(browser)).statusCode : consumed.statusCode
+  }
+
+  // Never read and unreachable: 503 with Retry-After, in DSpace's body.
+  const unavailable = await app.app.inject({ method: 'GET', url: '/server/saml2/authenticate/uni' })
+  assert.equal(unavailable.statusCode, 503)
+  assert.equal(unavailable.headers['retry-after'], '30')
+  assert.equal(unavailable.json().status, 503)
+
+  served.up = true
+  assert.equal(await login(), 200)
+  const fetched = served.fetches
+  assert.equal(await login(), 200)
+  assert.equal(served.fetches, fetched, 'within the refresh interval the copy in memory serves')
+
+  served.up = false
+  app.clock.advance(11 * 60_000)
+  assert.equal(await login(), 200, 'the URL fails: the last good copy is kept')
+  assert.ok(served.fetches > fetched, 'it was tried again after the interval')
+})

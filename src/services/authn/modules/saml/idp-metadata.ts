@@ -17,7 +17,7 @@ const MD = 'urn:oasis:names:tc:SAML:2.0:metadata'
 const DS = 'http://www.w3.org/2000/09/xmldsig#'
 const REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect'
 const select = xpath.useNamespaces({ md: MD, ds: DS })
-const FETCH_TIMEOUT_MS = 10_000
+const FETCH_TIMEOUT_MS = 5_000
 const MAX_METADATA_BYTES = 5 * 1024 * 1024
 
 /**

@@ -51,7 +51,7 @@ export const samlRoutes: FastifyPluginAsyncTypebox<SamlRoutesOptions> = async (s
         summary: 'Starts SAML sign-on: redirects to the identity provider with a signed AuthnRequest',
         params: ProviderParams,
         querystring: Type.Object({ redirectUrl: Type.Optional(Type.String()) }, { additionalProperties: true }),
-        response: { 302: noBody(), ...errorResponses(400, 401, 404) },
+        response: { 302: noBody(), ...errorResponses(400, 401, 404, 503) },
       },
     },
     async (request, reply) => {
@@ -73,7 +73,7 @@ export const samlRoutes: FastifyPluginAsyncTypebox<SamlRoutesOptions> = async (s
           { SAMLResponse: Type.String({ minLength: 1 }), RelayState: Type.Optional(Type.String()) },
           { description: 'application/x-www-form-urlencoded, as the provider page posts it' },
         ),
-        response: { 302: noBody(), ...errorResponses(400, 401, 404) },
+        response: { 302: noBody(), ...errorResponses(400, 401, 404, 503) },
       },
     },
     async (request, reply) => {

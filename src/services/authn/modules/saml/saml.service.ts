@@ -182,14 +182,13 @@ export function createSamlService(deps: {
     return { assertionId, notOnOrAfter: Math.max(until, notOnOrAfter ?? until) + skew }
   }
 
-  async function validate(entry: Provider, samlResponse: string): Promise<{ profile: Profile; idp: IdpDescription; checked: ReturnType<typeof checkAfterSignature> }> {
+  async function validate(entry: Provider, idp: IdpDescription, samlResponse: string): Promise<{ profile: Profile; checked: ReturnType<typeof checkAfterSignature> }> {
     const responseXml = Buffer.from(samlResponse, 'base64').toString('utf8')
-    const attempt = async (idp: IdpDescription) => {
-      const { profile } = await relyingParty(entry, idp, requestStore(entry.config.id)).validatePostResponseAsync({ SAMLResponse: samlResponse })
+    const attempt = async (described: IdpDescription) => {
+      const { profile } = await relyingParty(entry, described, requestStore(entry.config.id)).validatePostResponseAsync({ SAMLResponse: samlResponse })
       if (!profile) throw new Error('no assertion in the response')
-      return { profile, idp, checked: checkAfterSignature(entry, idp, responseXml, profile) }
+      return { profile, checked: checkAfterSignature(entry, described, responseXml, profile) }
     }
-    const idp = await entry.source.current()
     try {
       return await attempt(idp)
     } catch (error) {
@@ -263,9 +262,16 @@ export function createSamlService(deps: {
     return uuids
   }
 
-  return {
-    providerIds: () => [...providers.keys()],
+  /** The provider as its metadata describes it; 503 when it was never read and cannot be now. */
+  async function described(entry: Provider): Promise<IdpDescription> {
+    try {
+      return await entry.source.current()
+    } catch (error) {
+      throw authnErrors.providerUnavailable(error)
+    }
+  }
 
+  return {
     /** Triad's service-provider metadata for one provider: what its administrator registers. */
     metadata(id: string): string {
       const entry = provider(id)
@@ -286,21 +292,17 @@ export function createSamlService(deps: {
     /** The provider's SSO URL carrying a signed AuthnRequest, whose id is stored with `redirectUrl`. */
     async start(id: string, redirectUrl: string): Promise<string> {
       const entry = provider(id)
-      let idp: IdpDescription
-      try {
-        idp = await entry.source.current()
-      } catch (error) {
-        throw authnErrors.signOnFailed(error)
-      }
+      const idp = await described(entry)
       return relyingParty(entry, idp, requestStore(id, redirectUrl)).getAuthorizeUrlAsync('', undefined, {})
     },
 
     /** Validates a response posted to the assertion consumer; a hand-off code for POST /authn/login, and where to send the browser. */
     async finish(id: string, samlResponse: string): Promise<{ code: string; redirectUrl: string }> {
       const entry = provider(id)
+      const idp = await described(entry)
       let result: Awaited<ReturnType<typeof validate>>
       try {
-        result = await validate(entry, samlResponse)
+        result = await validate(entry, idp, samlResponse)
       } catch (error) {
         throw error instanceof AppError ? error : authnErrors.signOnFailed(error)
       }
