@@ -19,7 +19,17 @@ import { createLoginService } from './modules/login/index.ts'
 import { oidcRoutes } from './modules/oidc/index.ts'
 import { createOidcService, OIDC_METHOD } from './modules/oidc/index.ts'
 import { createHandoffService } from './modules/handoffs/index.ts'
-import { createSamlService, loadSpCredentials, SAML_METHOD, SAML_PATH, samlRoutes } from './modules/saml/index.ts'
+import {
+  createFederatedPeople,
+  createSamlService,
+  createShibbolethService,
+  loadSpCredentials,
+  SAML_METHOD,
+  SAML_PATH,
+  samlRoutes,
+  SHIBBOLETH_METHOD,
+  shibbolethRoutes,
+} from './modules/saml/index.ts'
 import { passkeysRoutes, personalTokensRoutes, sessionsRoutes } from './modules/credentials/index.ts'
 import { PASSKEY_METHOD } from './modules/passkeys/index.ts'
 import { createSpecialGroupsService } from './modules/special-groups/index.ts'
@@ -54,28 +64,31 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
       ipGroups: config.ipGroups,
       // A passkey replaces the password of a local account, so it grants the same groups.
       // SAML's groups are per provider and per attribute value: each login's hand-off carries them.
-      methodGroups: { password: config.passwordGroups, [PASSKEY_METHOD]: config.passwordGroups, [OIDC_METHOD]: config.oidc?.groups ?? [], [SAML_METHOD]: [] },
+      methodGroups: { password: config.passwordGroups, [PASSKEY_METHOD]: config.passwordGroups, [OIDC_METHOD]: config.oidc?.groups ?? [], [SAML_METHOD]: [], [SHIBBOLETH_METHOD]: [] },
     })
     const throttle = createThrottleService({ database, clock, perAccount: config.loginAttemptsPerAccount, perIp: config.loginAttemptsPerIp })
     const handoffs = createHandoffService({ database, clock })
     const oidc = config.oidc ? createOidcService({ database, clock, epersons, handoffs, config: config.oidc }) : undefined
+    const people = createFederatedPeople({ database, clock, epersons })
     const saml = config.saml
       ? createSamlService({
           database,
           clock,
-          epersons,
+          people,
           handoffs,
           settings: config.saml,
           credentials: await loadSpCredentials(deps.secrets, { key: config.saml.spKey, cert: config.saml.spCert }),
           log: (message) => app.log.warn(message),
         })
       : undefined
+    const shibboleth = config.shibboleth ? createShibbolethService({ people, handoffs, settings: config.shibboleth }) : undefined
     const login = createLoginService({ tokens, epersons, specialGroups, throttle, handoffs, metrics: createAuthnMetrics(deps.metrics) })
     const challenge = createChallenge({
       realm: config.realm,
       oidcEnabled: oidc !== undefined,
       passkeysEnabled: config.passkeys !== undefined,
       samlLocations: config.saml?.providers.map((provider) => `${config.saml?.baseUrl}${SAML_PATH}/authenticate/${provider.id}`),
+      shibbolethLoginUrl: config.shibboleth?.loginUrl,
     })
     const isAllowedRedirect = createRedirectGuard(config.allowedOrigins)
 
@@ -102,6 +115,9 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
           await scope.register(epersonsRoutes, { epersons, challenge })
           await scope.register(authzRoutes, { epersons, siteUuid, loginAs: config.loginAs })
           if (oidc) await scope.register(oidcRoutes, { oidc, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] })
+          if (shibboleth) {
+            await scope.register(shibbolethRoutes, { shibboleth, challenge, trustedProxies: config.trustedProxies, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] })
+          }
           await scope.register(sessionsRoutes, { sessions, epersons, challenge, audit })
           await scope.register(personalTokensRoutes, { personalTokens, epersons, challenge, audit })
           if (config.passkeys) await scope.register(passkeysRoutes, { passkeys, login, epersons, challenge, audit })

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import ipaddr from 'ipaddr.js'
 import { parseDuration } from '../../core/config/duration.ts'
 import { defineSection, Env, splitList } from '../../core/config/load-config.ts'
-import { parseSamlProviders, pemFromEnv } from './saml-config.ts'
+import { parseRoleGroups, parseSamlProviders, parseShibbolethHeaders, pemFromEnv } from './saml-config.ts'
 
 export type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number]
 
@@ -111,6 +111,12 @@ export const authnSection = defineSection(
     AUTHN_SAML_SP_CERT: Env.optionalString('a PEM certificate of AUTHN_SAML_SP_KEY'),
     AUTHN_SAML_CLOCK_SKEW: Env.duration('30s'),
     AUTHN_SAML_METADATA_REFRESH: Env.duration('1h'),
+    AUTHN_SHIBBOLETH: Env.boolean(false),
+    AUTHN_SHIBBOLETH_HEADERS: Env.optionalString('"email=mail,givenName=givenName,surname=sn,persistentId=persistent-id,affiliation=affiliation" (any subset)'),
+    AUTHN_SHIBBOLETH_AUTO_REGISTER: Env.boolean(false),
+    AUTHN_SHIBBOLETH_GROUPS: Env.optionalString('a comma-separated list of group names'),
+    AUTHN_SHIBBOLETH_ROLE_GROUPS: Env.optionalString('"affiliation=Group" pairs such as "staff=Staff,student=Students"'),
+    AUTHN_SHIBBOLETH_LOGIN_URL: Env.string('the Shibboleth SP login handler, a path or URL', { default: '/Shibboleth.sso/Login' }),
   }),
   (env) => {
     const shortLivedMs = parseDuration(env.AUTHN_SHORT_LIVED_LIFETIME)
@@ -130,6 +136,9 @@ export const authnSection = defineSection(
       // must not follow a request's Host header.
       throw new Error('AUTHN_SAML_PROVIDERS needs AUTHN_SAML_BASE_URL (the public origin, such as https://repo.example.org)')
     }
+    const trustedProxies = parseCidrList('AUTHN_TRUSTED_PROXIES', env.AUTHN_TRUSTED_PROXIES)
+    // Headers are credentials only when the Shibboleth SP in front set them; anyone else could too.
+    if (env.AUTHN_SHIBBOLETH && trustedProxies.length === 0) throw new Error('AUTHN_SHIBBOLETH needs AUTHN_TRUSTED_PROXIES: the address of the Shibboleth service provider in front')
     if (Boolean(env.AUTHN_SAML_SP_KEY) !== Boolean(env.AUTHN_SAML_SP_CERT)) throw new Error('AUTHN_SAML_SP_KEY and AUTHN_SAML_SP_CERT must be set together')
     return {
       adminEmail: env.AUTHN_ADMIN_EMAIL,
@@ -144,7 +153,7 @@ export const authnSection = defineSection(
       csrfCookiePrefix: env.AUTHN_CSRF_COOKIE_PREFIX,
       loginAs: env.AUTHN_LOGIN_AS,
       ipGroups: parseIpGroups(env.AUTHN_IP_GROUPS),
-      trustedProxies: parseCidrList('AUTHN_TRUSTED_PROXIES', env.AUTHN_TRUSTED_PROXIES),
+      trustedProxies,
       passwordGroups: splitList(env.AUTHN_PASSWORD_GROUPS),
       allowedOrigins: parseOrigins('AUTHN_ALLOWED_ORIGINS', env.AUTHN_ALLOWED_ORIGINS),
       logoutUrl: env.AUTHN_LOGOUT_URL,
@@ -173,6 +182,15 @@ export const authnSection = defineSection(
               metadataRefreshMs: parseDuration(env.AUTHN_SAML_METADATA_REFRESH),
             }
           : undefined,
+      shibboleth: env.AUTHN_SHIBBOLETH
+        ? {
+            headers: parseShibbolethHeaders(env.AUTHN_SHIBBOLETH_HEADERS),
+            autoRegister: env.AUTHN_SHIBBOLETH_AUTO_REGISTER,
+            groups: splitList(env.AUTHN_SHIBBOLETH_GROUPS),
+            roleGroups: parseRoleGroups(env.AUTHN_SHIBBOLETH_ROLE_GROUPS),
+            loginUrl: env.AUTHN_SHIBBOLETH_LOGIN_URL,
+          }
+        : undefined,
       passkeys: rpId ? { rpId, rpName: env.AUTHN_PASSKEY_RP_NAME, origins: parsePasskeyOrigins(env.AUTHN_PASSKEY_ORIGINS, rpId) } : undefined,
     }
   },

@@ -131,3 +131,42 @@ function metadataSource(id: string, metadata: string, allowHttp: boolean): NonNu
 export function pemFromEnv(value: string): string {
   return value.replaceAll('\\n', '\n').trim()
 }
+
+/** The header names a Shibboleth SP sets by default (attribute-map.xml ids), lower-cased as Node sees them. */
+const DEFAULT_SHIBBOLETH_HEADERS = {
+  email: 'mail',
+  givenName: 'givenname',
+  surname: 'sn',
+  persistentId: 'persistent-id',
+  affiliation: 'affiliation',
+} as const
+
+type ShibbolethField = keyof typeof DEFAULT_SHIBBOLETH_HEADERS
+
+/** AUTHN_SHIBBOLETH_HEADERS: `field=Header-Name` pairs overriding the defaults. */
+export function parseShibbolethHeaders(value: string | undefined): { [K in ShibbolethField]: string } {
+  const headers: { [K in ShibbolethField]: string } = { ...DEFAULT_SHIBBOLETH_HEADERS }
+  for (const pair of (value ?? '').split(',').map((item) => item.trim()).filter(Boolean)) {
+    const [field = '', header = ''] = pair.split('=').map((part) => part.trim())
+    if (!(field in DEFAULT_SHIBBOLETH_HEADERS) || !/^[A-Za-z0-9_-]+$/.test(header)) {
+      throw new Error(`AUTHN_SHIBBOLETH_HEADERS: ${JSON.stringify(pair)} must be field=Header-Name with a field among ${Object.keys(DEFAULT_SHIBBOLETH_HEADERS).join(', ')}`)
+    }
+    headers[field as ShibbolethField] = header.toLowerCase()
+  }
+  return headers
+}
+
+/** AUTHN_SHIBBOLETH_ROLE_GROUPS: `staff=Staff,student=Students` (an affiliation value, the group it grants). */
+export function parseRoleGroups(value: string | undefined): Array<{ value: string; group: string }> {
+  return (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .map((pair) => {
+      const equals = pair.indexOf('=')
+      const role = pair.slice(0, equals).trim()
+      const group = pair.slice(equals + 1).trim()
+      if (equals <= 0 || !role || !group) throw new Error(`AUTHN_SHIBBOLETH_ROLE_GROUPS must look like "staff=Staff,student=Students" (bad item ${JSON.stringify(pair)})`)
+      return { value: role, group }
+    })
+}

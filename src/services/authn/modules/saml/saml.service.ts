@@ -7,10 +7,10 @@ import type { AuthnConfig } from '../../config.ts'
 import type { ModuleDatabase } from '../../db.ts'
 import { authnErrors } from '../../errors.ts'
 import { PAIRWISE_ID_ATTRIBUTE, type SamlProviderConfig } from '../../saml-config.ts'
-import type { EpersonsService } from '../epersons/index.ts'
 import type { HandoffService } from '../handoffs/index.ts'
 import { createIdpMetadataSource, type IdpDescription, type IdpMetadataSource } from './idp-metadata.ts'
-import { deleteExpired, findIdentity, findRequest, insertRequest, linkIdentity, recordAssertion, takeRequest } from './saml.repository.ts'
+import { type FederatedPeople, type FederatedPerson, hasValue } from './federated-people.ts'
+import { deleteExpired, findRequest, insertRequest, recordAssertion, takeRequest } from './saml.repository.ts'
 import type { SamlTables } from './saml.table.ts'
 import type { SpCredentials } from './sp-credentials.ts'
 
@@ -34,15 +34,6 @@ interface Provider {
   acsUrl: string
 }
 
-/** What the assertion says about the person, after mapping the provider's attributes. */
-export interface SamlPerson {
-  email: string | undefined
-  givenName: string | undefined
-  surname: string | undefined
-  principalName: string | undefined
-  affiliations: string[]
-  persistentId: string | undefined
-}
 
 /**
  * SAML 2.0 Web Browser SSO as DSpace 8 offers it, one relying party per configured identity
@@ -56,13 +47,13 @@ export interface SamlPerson {
 export function createSamlService(deps: {
   database: ModuleDatabase<SamlTables>
   clock: Clock
-  epersons: EpersonsService
+  people: FederatedPeople
   handoffs: HandoffService
   settings: SamlSettings
   credentials: SpCredentials
   log: (message: string) => void
 }) {
-  const { database, clock, epersons, handoffs, settings, credentials } = deps
+  const { database, clock, people, handoffs, settings, credentials } = deps
   const providers = new Map<string, Provider>(
     settings.providers.map((config) => [
       config.id,
@@ -219,47 +210,26 @@ export function createSamlService(deps: {
       .map((item) => item.trim())
   }
 
-  function person(entry: Provider, profile: Profile): SamlPerson {
+  /** What the assertion says about the person, through the provider's attribute names. */
+  function person(entry: Provider, profile: Profile): FederatedPerson {
     const names = entry.config.attributes
     const first = (name: string) => attributeValues(profile, name)[0]
     return {
       email: first(names.email),
       givenName: first(names.givenName),
       surname: first(names.surname),
-      principalName: first(names.principalName),
-      affiliations: attributeValues(profile, names.affiliation),
       persistentId: first(names.persistentId) ?? first(PAIRWISE_ID_ATTRIBUTE),
     }
   }
 
-  /** The eperson this person is: by persistent id first (it survives a changed e-mail), then by e-mail, else a new one when allowed. */
-  async function eperson(entry: Provider, who: SamlPerson): Promise<string> {
-    const providerId = entry.config.id
-    const linked = who.persistentId ? await findIdentity(database.db, providerId, who.persistentId) : undefined
-    let uuid = linked
-    if (!uuid && who.email) uuid = (await epersons.findByEmail(who.email))?.uuid
-    if (!uuid && who.email && entry.config.autoRegister) {
-      uuid = (await epersons.create({ email: who.email, firstName: who.givenName, lastName: who.surname })).uuid
-    }
-    if (!uuid) throw authnErrors.signOnFailed(new Error('no eperson matches this person and auto-registration is off'))
-    if (who.persistentId && !linked) {
-      await linkIdentity(database.db, { provider_id: providerId, persistent_id: who.persistentId, eperson_uuid: uuid, created_at: clock.now().toISOString() })
-    }
-    return uuid
-  }
-
   /** Groups of this login: the provider's own, and those whose attribute value the person has. */
-  async function loginGroups(entry: Provider, profile: Profile): Promise<string[]> {
-    const names = new Set(entry.config.groups)
+  function loginGroups(entry: Provider, profile: Profile): Promise<string[]> {
+    const names = [...entry.config.groups]
     for (const rule of entry.config.attributeGroups) {
       const attribute = (entry.config.attributes as Record<string, string>)[rule.attribute] ?? rule.attribute
-      const values = attributeValues(profile, attribute).map((value) => value.toLowerCase())
-      // eduPersonScopedAffiliation sends "staff@uni.edu"; a rule for "staff" matches it too.
-      if (values.some((value) => value === rule.value.toLowerCase() || value.startsWith(`${rule.value.toLowerCase()}@`))) names.add(rule.group)
+      if (hasValue(attributeValues(profile, attribute), rule.value)) names.push(rule.group)
     }
-    const uuids: string[] = []
-    for (const name of names) uuids.push((await epersons.ensureGroup(name)).uuid)
-    return uuids
+    return people.groups(names)
   }
 
   /** The provider as its metadata describes it; 503 when it was never read and cannot be now. */
@@ -319,7 +289,7 @@ export function createSamlService(deps: {
       })
       if (!fresh) throw authnErrors.signOnFailed(new Error('this assertion was used before'))
       const who = person(entry, profile)
-      const epersonUuid = await eperson(entry, who)
+      const epersonUuid = await people.resolve(id, who, entry.config.autoRegister)
       const code = await handoffs.issue({ epersonUuid, method: SAML_METHOD, specialGroups: await loginGroups(entry, profile) })
       return { code, redirectUrl: request.redirect_url }
     },
