@@ -68,8 +68,8 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
     })
     const throttle = createThrottleService({ database, clock, perAccount: config.loginAttemptsPerAccount, perIp: config.loginAttemptsPerIp })
     const handoffs = createHandoffService({ database, clock })
-    const oidc = config.oidc ? createOidcService({ database, clock, epersons, handoffs, config: config.oidc }) : undefined
     const people = createFederatedPeople({ database, clock, epersons })
+    const oidc = config.oidc ? createOidcService({ database, clock, epersons, people, handoffs, config: config.oidc }) : undefined
     const saml = config.saml
       ? createSamlService({
           database,

@@ -74,6 +74,16 @@ function parsePasskeyOrigins(value: string | undefined, rpId: string): string[] 
 
 const SHORT_LIVED_MAX_MS = 2000
 
+/**
+ * OpenID Connect providers known by name. ORCID's OIDC: the iD is `sub`; its ID token and
+ * userinfo carry names but no e-mail, so the iD is what finds the eperson again.
+ */
+const OIDC_PRESETS: Record<string, { issuer: string; scopes: string; persistentIdClaim: string } | undefined> = {
+  none: undefined,
+  orcid: { issuer: 'https://orcid.org', scopes: 'openid', persistentIdClaim: 'sub' },
+  'orcid-sandbox': { issuer: 'https://sandbox.orcid.org', scopes: 'openid', persistentIdClaim: 'sub' },
+}
+
 export const authnSection = defineSection(
   Type.Object({
     AUTHN_ADMIN_EMAIL: Env.optionalString('an e-mail address'),
@@ -94,10 +104,12 @@ export const authnSection = defineSection(
     AUTHN_LOGOUT_URL: Env.optionalString('an absolute http(s) URL', { pattern: '^https?://.+' }),
     AUTHN_LOGIN_ATTEMPTS_PER_ACCOUNT: Env.integer('failed logins allowed per account before back-off starts', 5, 1),
     AUTHN_LOGIN_ATTEMPTS_PER_IP: Env.integer('failed logins allowed per client address before back-off starts', 100, 1),
+    AUTHN_OIDC_PRESET: Env.enumOf(['none', 'orcid', 'orcid-sandbox'] as const, 'none'),
     AUTHN_OIDC_ISSUER: Env.optionalString('the issuer URL of an OpenID Connect provider', { pattern: '^https?://.+' }),
     AUTHN_OIDC_CLIENT_ID: Env.optionalString('the client id registered at the provider'),
     AUTHN_OIDC_CLIENT_SECRET: Env.optionalString('the client secret registered at the provider'),
-    AUTHN_OIDC_SCOPES: Env.string('space-separated OAuth scopes', { default: 'openid email profile' }),
+    AUTHN_OIDC_SCOPES: Env.optionalString('space-separated OAuth scopes (default "openid email profile"; "openid" with an ORCID preset)'),
+    AUTHN_OIDC_PERSISTENT_ID_CLAIM: Env.optionalString('the claim that names the person for good (the ORCID iD: "sub" with an ORCID preset)'),
     AUTHN_OIDC_EMAIL_CLAIM: Env.string('the ID token / userinfo claim holding the e-mail', { default: 'email' }),
     AUTHN_OIDC_AUTO_REGISTER: Env.boolean(false),
     AUTHN_OIDC_GROUPS: Env.optionalString('a comma-separated list of group names'),
@@ -123,9 +135,15 @@ export const authnSection = defineSection(
     if (shortLivedMs > SHORT_LIVED_MAX_MS || shortLivedMs < 1) throw new Error('AUTHN_SHORT_LIVED_LIFETIME must be between 1ms and 2s')
     const tokenLifetimeMs = parseDuration(env.AUTHN_TOKEN_LIFETIME)
     if (tokenLifetimeMs < 1000) throw new Error('AUTHN_TOKEN_LIFETIME must be at least 1s')
-    const oidcParts = [env.AUTHN_OIDC_ISSUER, env.AUTHN_OIDC_CLIENT_ID, env.AUTHN_OIDC_CLIENT_SECRET]
+    const preset = OIDC_PRESETS[env.AUTHN_OIDC_PRESET]
+    const issuer = env.AUTHN_OIDC_ISSUER ?? preset?.issuer
+    const oidcParts = [issuer, env.AUTHN_OIDC_CLIENT_ID, env.AUTHN_OIDC_CLIENT_SECRET]
     if (oidcParts.some(Boolean) && !oidcParts.every(Boolean)) {
-      throw new Error('AUTHN_OIDC_ISSUER, AUTHN_OIDC_CLIENT_ID and AUTHN_OIDC_CLIENT_SECRET must be set together')
+      throw new Error(
+        preset
+          ? `AUTHN_OIDC_PRESET=${env.AUTHN_OIDC_PRESET} needs AUTHN_OIDC_CLIENT_ID and AUTHN_OIDC_CLIENT_SECRET (the ORCID public API client)`
+          : 'AUTHN_OIDC_ISSUER, AUTHN_OIDC_CLIENT_ID and AUTHN_OIDC_CLIENT_SECRET must be set together',
+      )
     }
     if (env.AUTHN_ADMIN_EMAIL && !env.AUTHN_ADMIN_EMAIL.includes('@')) throw new Error('AUTHN_ADMIN_EMAIL must be an e-mail address')
     if (env.AUTHN_PASSKEY_ORIGINS && !env.AUTHN_PASSKEY_RP_ID) throw new Error('AUTHN_PASSKEY_ORIGINS needs AUTHN_PASSKEY_RP_ID')
@@ -159,12 +177,13 @@ export const authnSection = defineSection(
       logoutUrl: env.AUTHN_LOGOUT_URL,
       loginAttemptsPerAccount: env.AUTHN_LOGIN_ATTEMPTS_PER_ACCOUNT,
       loginAttemptsPerIp: env.AUTHN_LOGIN_ATTEMPTS_PER_IP,
-      oidc: env.AUTHN_OIDC_ISSUER
+      oidc: issuer
         ? {
-            issuer: env.AUTHN_OIDC_ISSUER,
+            issuer,
             clientId: env.AUTHN_OIDC_CLIENT_ID ?? '',
             clientSecret: env.AUTHN_OIDC_CLIENT_SECRET ?? '',
-            scopes: env.AUTHN_OIDC_SCOPES,
+            scopes: env.AUTHN_OIDC_SCOPES ?? preset?.scopes ?? 'openid email profile',
+            persistentIdClaim: env.AUTHN_OIDC_PERSISTENT_ID_CLAIM ?? preset?.persistentIdClaim,
             emailClaim: env.AUTHN_OIDC_EMAIL_CLAIM,
             autoRegister: env.AUTHN_OIDC_AUTO_REGISTER,
             groups: splitList(env.AUTHN_OIDC_GROUPS),

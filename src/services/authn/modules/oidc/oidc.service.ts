@@ -7,6 +7,7 @@ import type { OidcTables } from './oidc.table.ts'
 import { authnErrors } from '../../errors.ts'
 import type { EpersonsService } from '../epersons/index.ts'
 import type { HandoffService } from '../handoffs/index.ts'
+import type { FederatedPeople } from '../saml/index.ts'
 import { deleteExpired, insertFlow, takeFlow } from './oidc.repository.ts'
 
 type AuthnDatabase = ModuleDatabase<OidcTables>
@@ -26,13 +27,14 @@ export function createOidcService(deps: {
   database: AuthnDatabase
   clock: Clock
   epersons: EpersonsService
+  people: FederatedPeople
   handoffs: HandoffService
   config: OidcConfig
 }): {
   start(callbackUrl: string, redirectUrl: string): Promise<URL>
   finish(currentUrl: URL): Promise<{ code: string; redirectUrl: string }>
 } {
-  const { database, clock, epersons, handoffs, config } = deps
+  const { database, clock, epersons, people, handoffs, config } = deps
   let discovered: Promise<client.Configuration> | undefined
 
   function configuration(): Promise<client.Configuration> {
@@ -103,19 +105,24 @@ export function createOidcService(deps: {
         const sub = typeof claims.sub === 'string' ? claims.sub : client.skipSubjectCheck
         claims = { ...claims, ...(await providerCall(() => client.fetchUserInfo(cfg, tokens.access_token, sub))) }
       }
-      const email = claims[config.emailClaim]
+      const claimed = claims[config.emailClaim]
       // An address the provider has not verified would let anyone claim anyone's account.
-      if (typeof email !== 'string' || claims.email_verified === false) throw authnErrors.signOnFailed()
-      let eperson = await epersons.findByEmail(email)
-      if (!eperson && config.autoRegister) {
-        eperson = await epersons.create({
-          email,
-          firstName: typeof claims.given_name === 'string' ? claims.given_name : undefined,
-          lastName: typeof claims.family_name === 'string' ? claims.family_name : undefined,
-        })
+      const email = typeof claimed === 'string' && claims.email_verified !== false ? claimed : undefined
+      const firstName = typeof claims.given_name === 'string' ? claims.given_name : undefined
+      const lastName = typeof claims.family_name === 'string' ? claims.family_name : undefined
+      const persistentId = config.persistentIdClaim ? claims[config.persistentIdClaim] : undefined
+      let epersonUuid: string
+      if (typeof persistentId === 'string' && persistentId !== '') {
+        // ORCID and the like: the id, linked at the first login, finds the eperson even without an e-mail.
+        epersonUuid = await people.resolve(`oidc:${config.issuer}`, { email, givenName: firstName, surname: lastName, persistentId }, config.autoRegister)
+      } else {
+        if (email === undefined) throw authnErrors.signOnFailed()
+        let eperson = await epersons.findByEmail(email)
+        if (!eperson && config.autoRegister) eperson = await epersons.create({ email, firstName, lastName })
+        if (eperson?.can_log_in !== 1) throw authnErrors.signOnFailed()
+        epersonUuid = eperson.uuid
       }
-      if (eperson?.can_log_in !== 1) throw authnErrors.signOnFailed()
-      const code = await handoffs.issue({ epersonUuid: eperson.uuid, method: OIDC_METHOD, specialGroups: [] })
+      const code = await handoffs.issue({ epersonUuid, method: OIDC_METHOD, specialGroups: [] })
       return { code, redirectUrl: flow.redirect_url }
     },
   }
