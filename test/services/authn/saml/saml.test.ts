@@ -181,3 +181,20 @@ test('metadata from a URL is fetched, read again after AUTHN_SAML_METADATA_REFRE
   assert.equal(await login(), 200, 'the URL fails: the last good copy is kept')
   assert.ok(served.fetches > fetched, 'it was tried again after the interval')
 })
+
+test('a supplied SP key and certificate are published; a certificate of another key is refused at start', async (t) => {
+  const { makeKeyPair } = await import('./test-idp.ts')
+  const { startAuthn } = await import('../helpers.ts')
+  const mine = await makeKeyPair('Triad SP')
+  const other = await makeKeyPair('Other')
+  const env = (cert: string) => ({
+    AUTHN_SAML_BASE_URL: 'https://repo.example.org',
+    AUTHN_SAML_PROVIDERS: JSON.stringify([{ id: 'uni', entityId: 'https://idp.example.edu', ssoUrl: 'https://idp.example.edu/sso', certificates: [other.cert] }]),
+    AUTHN_SAML_SP_KEY: mine.key.replaceAll('\n', '\\n'),
+    AUTHN_SAML_SP_CERT: cert.replaceAll('\n', '\\n'),
+  })
+  const app = await startAuthn(t, env(mine.cert))
+  const metadata = await app.app.inject({ method: 'GET', url: '/server/saml2/service-provider-metadata/uni' })
+  assert.ok(metadata.body.includes(mine.cert.replace(/-----[^-]+-----|\s+/g, '').slice(0, 60)))
+  await assert.rejects(startAuthn(t, env(other.cert)), /AUTHN_SAML_SP_CERT is not the certificate of AUTHN_SAML_SP_KEY/)
+})

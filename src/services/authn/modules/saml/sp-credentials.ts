@@ -1,5 +1,5 @@
 import { X509CertificateGenerator } from '@peculiar/x509'
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto'
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, X509Certificate } from 'node:crypto'
 import type { Secrets } from '../../../../core/security/keyring.ts'
 
 export interface SpCredentials {
@@ -22,7 +22,10 @@ const CERT_YEARS = 20
  */
 export async function loadSpCredentials(secrets: Secrets, supplied: { key?: string; cert?: string }): Promise<SpCredentials> {
   if (supplied.key && supplied.cert) {
-    createPrivateKey(supplied.key)
+    // A certificate of another key would be published, and every provider's encryption to it would fail.
+    if (!new X509Certificate(supplied.cert).checkPrivateKey(createPrivateKey(supplied.key))) {
+      throw new Error('AUTHN_SAML_SP_CERT is not the certificate of AUTHN_SAML_SP_KEY')
+    }
     return { key: supplied.key, cert: supplied.cert }
   }
   const keyring = secrets.keyring({
