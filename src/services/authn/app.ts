@@ -78,6 +78,10 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
           handoffs,
           settings: config.saml,
           credentials: await loadSpCredentials(deps.secrets, { key: config.saml.spKey, cert: config.saml.spCert }),
+          sessionMaxAgeMs: config.sessionMaxAgeMs,
+          endSessions: async (epersonUuid) => {
+            await tokens.revokeAll(epersonUuid)
+          },
           log: (message) => app.log.warn(message),
         })
       : undefined

@@ -74,6 +74,7 @@ export interface AssertionOptions {
 export async function startTestIdp(t: Cleanup, options: { entityId?: string } = {}) {
   const entityId = options.entityId ?? 'https://idp.example.edu/idp/shibboleth'
   const ssoUrl = 'https://idp.example.edu/idp/profile/SAML2/Redirect/SSO'
+  const sloUrl = 'https://idp.example.edu/idp/profile/SAML2/Redirect/SLO'
   const dir = mkdtempSync(join(tmpdir(), 'triad-saml-'))
   t.after(() => rmSync(dir, { recursive: true, force: true }))
   const metadataPath = join(dir, 'idp-metadata.xml')
@@ -89,6 +90,7 @@ export async function startTestIdp(t: Cleanup, options: { entityId?: string } = 
 <md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${entityId}">
   <md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
     ${descriptors}
+    <md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${sloUrl}"/>
     <md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${ssoUrl}/POST"/>
     <md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${ssoUrl}"/>
   </md:IDPSSODescriptor>
@@ -149,7 +151,7 @@ export async function startTestIdp(t: Cleanup, options: { entityId?: string } = 
   }
 
   /** Signs the element `localName` (its first occurrence) of `xml`, the signature placed after its Issuer. */
-  function sign(xml: string, localName: 'Assertion' | 'Response', pair: KeyPair = keys): string {
+  function sign(xml: string, localName: 'Assertion' | 'Response' | 'LogoutRequest', pair: KeyPair = keys): string {
     const signed = new SignedXml({ privateKey: pair.key, publicCert: pair.cert, signatureAlgorithm: RSA_SHA256, canonicalizationAlgorithm: EXC_C14N })
     const path = `//*[local-name(.)='${localName}']`
     signed.addReference({ xpath: path, digestAlgorithm: SHA256, transforms: [ENVELOPED, EXC_C14N] })
@@ -175,6 +177,18 @@ export async function startTestIdp(t: Cleanup, options: { entityId?: string } = 
   return {
     entityId,
     ssoUrl,
+    sloUrl,
+    /** A base64 LogoutRequest for `nameId`, posted to `destination` (front-channel single logout), signed unless `sign` is false. */
+    logoutRequest(o: { nameId: string; destination: string; notOnOrAfter?: Date; sign?: boolean; signer?: KeyPair }): string {
+      const until = o.notOnOrAfter ? ` NotOnOrAfter="${o.notOnOrAfter.toISOString()}"` : ''
+      const xml =
+        `<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_l${randomUUID().replaceAll('-', '')}" Version="2.0" IssueInstant="${new Date().toISOString()}" Destination="${o.destination}"${until}>` +
+        `<saml:Issuer>${entityId}</saml:Issuer>` +
+        `<saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:transient">${o.nameId}</saml:NameID>` +
+        '<samlp:SessionIndex>_s1</samlp:SessionIndex>' +
+        '</samlp:LogoutRequest>'
+      return Buffer.from(o.sign === false ? xml : sign(xml, 'LogoutRequest', o.signer), 'utf8').toString('base64')
+    },
     metadataPath,
     get keys() {
       return keys

@@ -11,6 +11,8 @@ export interface IdpDescription {
   ssoUrl: string
   /** Base64 DER certificates the provider signs with (several during a rollover). */
   certificates: string[]
+  /** Its SingleLogoutService for the HTTP-Redirect binding, where a LogoutResponse goes; absent when it has none. */
+  sloUrl: string | undefined
 }
 
 const MD = 'urn:oasis:names:tc:SAML:2.0:metadata'
@@ -33,10 +35,11 @@ function parseIdpMetadata(xml: string, entityId?: string): IdpDescription {
   const sso = select(`md:IDPSSODescriptor/md:SingleSignOnService[@Binding='${REDIRECT_BINDING}']/@Location`, descriptor) as Attr[]
   const certs = select("md:IDPSSODescriptor/md:KeyDescriptor[not(@use) or @use='signing']/ds:KeyInfo/ds:X509Data/ds:X509Certificate", descriptor) as Element[]
   const certificates = certs.map((node) => (node.textContent ?? '').replace(/\s+/g, '')).filter(Boolean)
+  const slo = select(`md:IDPSSODescriptor/md:SingleLogoutService[@Binding='${REDIRECT_BINDING}']/@Location`, descriptor) as Attr[]
   const ssoUrl = sso[0]?.value
   if (!ssoUrl) throw new Error('the identity provider has no SingleSignOnService for the HTTP-Redirect binding')
   if (certificates.length === 0) throw new Error('the identity provider publishes no signing certificate')
-  return { entityId: descriptor.getAttribute('entityID') ?? '', ssoUrl, certificates }
+  return { entityId: descriptor.getAttribute('entityID') ?? '', ssoUrl, certificates, sloUrl: slo[0]?.value }
 }
 
 async function readMetadata(source: NonNullable<SamlProviderConfig['metadata']>): Promise<string> {
@@ -71,6 +74,7 @@ export function createIdpMetadataSource(provider: SamlProviderConfig, clock: Clo
       entityId: provider.entityId ?? fromMetadata?.entityId ?? '',
       ssoUrl: provider.ssoUrl ?? fromMetadata?.ssoUrl ?? '',
       certificates: provider.certificates ? provider.certificates.map((cert) => cert.replace(/-----[^-]+-----|\s+/g, '')) : (fromMetadata?.certificates ?? []),
+      sloUrl: fromMetadata?.sloUrl,
     }
     last = { at: clock.now().getTime(), description }
     return description

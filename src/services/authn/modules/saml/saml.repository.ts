@@ -1,5 +1,5 @@
 import type { Executor } from '../../db.ts'
-import type { SamlAssertionsTable, SamlIdentitiesTable, SamlRequestsTable, SamlTables } from './saml.table.ts'
+import type { SamlAssertionsTable, SamlIdentitiesTable, SamlNameIdsTable, SamlRequestsTable, SamlTables } from './saml.table.ts'
 
 type DbExecutor = Executor<SamlTables>
 
@@ -53,4 +53,21 @@ export async function linkIdentity(db: DbExecutor, row: SamlIdentitiesTable): Pr
     .values(row)
     .onConflict((conflict) => conflict.columns(['provider_id', 'persistent_id']).doNothing())
     .execute()
+}
+
+/** Remembers a login's NameID (until its session could last no longer). */
+export async function recordNameId(db: DbExecutor, row: SamlNameIdsTable, now: string): Promise<void> {
+  await db.deleteFrom('authn_saml_name_ids').where('expires_at', '<=', now).execute()
+  await db
+    .insertInto('authn_saml_name_ids')
+    .values(row)
+    .onConflict((conflict) => conflict.columns(['provider_id', 'name_id', 'eperson_uuid']).doUpdateSet({ expires_at: row.expires_at }))
+    .execute()
+}
+
+/** The epersons a provider's NameID was given to (and forgets it: the sessions it names end). */
+export async function takeNameId(db: DbExecutor, providerId: string, nameId: string): Promise<string[]> {
+  const rows = await db.selectFrom('authn_saml_name_ids').select('eperson_uuid').where('provider_id', '=', providerId).where('name_id', '=', nameId).execute()
+  await db.deleteFrom('authn_saml_name_ids').where('provider_id', '=', providerId).where('name_id', '=', nameId).execute()
+  return rows.map((row) => row.eperson_uuid)
 }

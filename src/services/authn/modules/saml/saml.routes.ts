@@ -85,4 +85,24 @@ export const samlRoutes: FastifyPluginAsyncTypebox<SamlRoutesOptions> = async (s
       return reply.status(302).header('location', redirectUrl).send()
     },
   )
+
+  scope.post(
+    '/single-logout/:id',
+    {
+      schema: {
+        tags: ['authn'],
+        summary: "Single logout from the provider (HTTP-POST binding): a signed LogoutRequest ends the person's sessions; 302 with the LogoutResponse",
+        params: ProviderParams,
+        body: Type.Object(
+          { SAMLRequest: Type.String({ minLength: 1 }), RelayState: Type.Optional(Type.String()) },
+          { description: 'application/x-www-form-urlencoded, as the provider page posts it' },
+        ),
+        response: { 204: noBody(), 302: noBody(), ...errorResponses(400, 401, 404, 503) },
+      },
+    },
+    async (request, reply) => {
+      const location = await saml.logoutRequest(request.params.id, request.body.SAMLRequest, request.body.RelayState)
+      return location ? reply.status(302).header('location', location).send() : reply.status(204).send()
+    },
+  )
 }

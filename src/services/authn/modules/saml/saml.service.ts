@@ -10,7 +10,7 @@ import { PAIRWISE_ID_ATTRIBUTE, type SamlProviderConfig } from '../../saml-confi
 import type { HandoffService } from '../handoffs/index.ts'
 import { createIdpMetadataSource, type IdpDescription, type IdpMetadataSource } from './idp-metadata.ts'
 import { type FederatedPeople, type FederatedPerson, hasValue } from './federated-people.ts'
-import { deleteExpired, findRequest, insertRequest, recordAssertion, takeRequest } from './saml.repository.ts'
+import { deleteExpired, findRequest, insertRequest, recordAssertion, recordNameId, takeNameId, takeRequest } from './saml.repository.ts'
 import type { SamlTables } from './saml.table.ts'
 import type { SpCredentials } from './sp-credentials.ts'
 
@@ -32,6 +32,7 @@ interface Provider {
   source: IdpMetadataSource
   spEntityId: string
   acsUrl: string
+  sloCallbackUrl: string
 }
 
 
@@ -51,6 +52,10 @@ export function createSamlService(deps: {
   handoffs: HandoffService
   settings: SamlSettings
   credentials: SpCredentials
+  /** How long a login's session may last: how long its NameID may still be named by a LogoutRequest. */
+  sessionMaxAgeMs: number
+  /** Ends every session of an eperson (a logout everywhere, as DSpace's). */
+  endSessions: (epersonUuid: string) => Promise<void>
   log: (message: string) => void
 }) {
   const { database, clock, people, handoffs, settings, credentials } = deps
@@ -62,6 +67,7 @@ export function createSamlService(deps: {
         source: createIdpMetadataSource(config, clock, settings.metadataRefreshMs, deps.log),
         spEntityId: config.spEntityId ?? `${settings.baseUrl}${SAML_PATH}/service-provider-metadata/${config.id}`,
         acsUrl: `${settings.baseUrl}${SAML_PATH}/assertion-consumer/${config.id}`,
+        sloCallbackUrl: `${settings.baseUrl}${SAML_PATH}/single-logout/${config.id}`,
       },
     ]),
   )
@@ -103,6 +109,8 @@ export function createSamlService(deps: {
       callbackUrl: entry.acsUrl,
       audience: entry.spEntityId,
       entryPoint: idp.ssoUrl,
+      logoutUrl: idp.sloUrl ?? idp.ssoUrl,
+      logoutCallbackUrl: entry.sloCallbackUrl,
       idpIssuer: idp.entityId,
       idpCert: idp.certificates,
       privateKey: credentials.key,
@@ -248,6 +256,7 @@ export function createSamlService(deps: {
       return generateServiceProviderMetadata({
         issuer: entry.spEntityId,
         callbackUrl: entry.acsUrl,
+        logoutCallbackUrl: entry.sloCallbackUrl,
         privateKey: credentials.key,
         publicCerts: credentials.cert,
         decryptionPvk: credentials.key,
@@ -290,8 +299,45 @@ export function createSamlService(deps: {
       if (!fresh) throw authnErrors.signOnFailed(new Error('this assertion was used before'))
       const who = person(entry, profile)
       const epersonUuid = await people.resolve(id, who, entry.config.autoRegister)
+      if (typeof profile.nameID === 'string' && profile.nameID !== '') {
+        const now = clock.now()
+        await recordNameId(
+          database.db,
+          { provider_id: id, name_id: profile.nameID, eperson_uuid: epersonUuid, expires_at: new Date(now.getTime() + deps.sessionMaxAgeMs).toISOString() },
+          now.toISOString(),
+        )
+      }
       const code = await handoffs.issue({ epersonUuid, method: SAML_METHOD, specialGroups: await loginGroups(entry, profile) })
       return { code, redirectUrl: request.redirect_url }
+    },
+
+    /**
+     * A LogoutRequest the provider posted (front-channel single logout): signed by the provider,
+     * not expired by our clock, it ends every session of the epersons its NameID was given to.
+     * Answers where to send the browser with the LogoutResponse, when the provider has a
+     * SingleLogoutService for it.
+     */
+    async logoutRequest(id: string, samlRequest: string, relayState: string | undefined): Promise<string | undefined> {
+      const entry = provider(id)
+      const idp = await described(entry)
+      const relying = relyingParty(entry, idp, requestStore(id))
+      let profile: Profile
+      try {
+        const parser = new DOMParser({ onError: () => {} })
+        const request = parser.parseFromString(Buffer.from(samlRequest, 'base64').toString('utf8'), 'text/xml') as unknown as Node
+        if ((select('//comment()', request) as Node[]).length > 0) throw new Error('XML comments are refused')
+        const destination = (select('/samlp:LogoutRequest/@Destination', request) as Attr[])[0]?.value
+        if (destination !== undefined && destination !== entry.sloCallbackUrl) throw new Error(`Destination ${destination} is not ${entry.sloCallbackUrl}`)
+        const until = (select('/samlp:LogoutRequest/@NotOnOrAfter', request) as Attr[])[0]?.value
+        if (until !== undefined && !(clock.now().getTime() - settings.clockSkewMs < Date.parse(until))) throw new Error('the LogoutRequest has expired')
+        const validated = await relying.validatePostRequestAsync({ SAMLRequest: samlRequest })
+        if (!validated.profile) throw new Error('no LogoutRequest')
+        profile = validated.profile
+      } catch (error) {
+        throw authnErrors.signOnFailed(error)
+      }
+      for (const epersonUuid of await takeNameId(database.db, id, profile.nameID)) await deps.endSessions(epersonUuid)
+      return idp.sloUrl ? relying.getLogoutResponseUrlAsync(profile, relayState ?? '', {}, true) : undefined
     },
   }
 }

@@ -21,9 +21,18 @@ export interface SamlIdentitiesTable {
   created_at: string
 }
 
+export interface SamlNameIdsTable {
+  provider_id: string
+  /** The NameID of a login, which the provider's LogoutRequest names again. */
+  name_id: string
+  eperson_uuid: string
+  expires_at: string
+}
+
 /** The tables this module owns. */
 export interface SamlTables {
   authn_saml_requests: SamlRequestsTable
   authn_saml_assertions: SamlAssertionsTable
   authn_saml_identities: SamlIdentitiesTable
+  authn_saml_name_ids: SamlNameIdsTable
 }
