@@ -115,7 +115,14 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
           })
           await scope.register(csrfRoutes)
           await scope.register(statusRoutes, { specialGroups, challenge })
-          await scope.register(loginRoutes, { login, tokens, challenge, logoutUrl: config.logoutUrl, isAllowedRedirect })
+          await scope.register(loginRoutes, {
+            login,
+            tokens,
+            challenge,
+            logoutUrl: config.logoutUrl,
+            isAllowedRedirect,
+            federatedLogout: saml ? (epersonUuid, method, returnUrl) => (method === SAML_METHOD ? saml.startLogout(epersonUuid, returnUrl) : Promise.resolve(undefined)) : undefined,
+          })
           await scope.register(epersonsRoutes, { epersons, challenge })
           await scope.register(authzRoutes, { epersons, siteUuid, loginAs: config.loginAs })
           if (oidc) await scope.register(oidcRoutes, { oidc, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] })

@@ -67,3 +67,53 @@ test('an unsigned, foreign-signed, expired or misaddressed LogoutRequest is refu
   assert.equal((await postLogout(app, idp.logoutRequest({ nameId: '_someone-else', destination: SLO }))).statusCode, 302)
   assert.equal((await statusOf(app.app, token)).body.authenticated, true)
 })
+
+function postLogoutResponse(app: TestApp, samlResponse: string) {
+  return app.app.inject({
+    method: 'POST',
+    url: '/server/saml2/single-logout/uni',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://idp.example.edu' },
+    payload: new URLSearchParams({ SAMLResponse: samlResponse }).toString(),
+  })
+}
+
+test('POST /authn/logout with action, after a SAML login, sends the browser to the provider with a signed LogoutRequest, and its LogoutResponse back to `return`', async (t) => {
+  const { test: app, idp } = await startSaml(t, { autoRegister: false })
+  await addEperson(app, 'olga@example.edu')
+  const browser = newBrowser(app)
+  const location = await beginLogin(browser)
+  await postResponse(browser, await idp.respond(location, { issueInstant: app.clock.now(), nameId: '_name-olga', attributes: { [ATTR.email]: 'olga@example.edu' } }))
+  assert.equal((await finishLogin(browser)).statusCode, 200)
+  const token = browser.token ?? ''
+
+  const logout = await browser.request('POST', `authn/logout?action=logout&return=${encodeURIComponent('https://ui.example.org/bye')}`)
+  assert.equal(logout.statusCode, 302, logout.body)
+  assert.equal((await statusOf(app.app, token)).body.authenticated, false, 'Triad’s sessions end at once')
+  const toProvider = new URL(String(logout.headers.location))
+  assert.equal(`${toProvider.origin}${toProvider.pathname}`, idp.sloUrl)
+  assert.ok(toProvider.searchParams.get('Signature'), 'the LogoutRequest is signed')
+  const request = idp.readRequest(String(logout.headers.location))
+  assert.match(request.xml, /<samlp:LogoutRequest/)
+  assert.match(request.xml, /_name-olga/)
+
+  // A forged or unsigned answer does not redirect; the provider's signed one does, once.
+  assert.equal((await postLogoutResponse(app, idp.logoutResponse({ inResponseTo: request.id, destination: SLO, sign: false }))).statusCode, 401)
+  assert.equal((await postLogoutResponse(app, idp.logoutResponse({ inResponseTo: '_other', destination: SLO }))).statusCode, 401)
+  const back = await postLogoutResponse(app, idp.logoutResponse({ inResponseTo: request.id, destination: SLO }))
+  assert.equal(back.statusCode, 302, back.body)
+  assert.equal(back.headers.location, 'https://ui.example.org/bye')
+  assert.equal((await postLogoutResponse(app, idp.logoutResponse({ inResponseTo: request.id, destination: SLO }))).statusCode, 401)
+})
+
+test('logout without action, or after a password login, keeps DSpace’s answer (204)', async (t) => {
+  const { test: app, idp } = await startSaml(t, { autoRegister: false })
+  await addEperson(app, 'olga@example.edu')
+  const saml = newBrowser(app)
+  const location = await beginLogin(saml)
+  await postResponse(saml, await idp.respond(location, { issueInstant: app.clock.now(), nameId: '_n', attributes: { [ATTR.email]: 'olga@example.edu' } }))
+  await finishLogin(saml)
+  assert.equal((await saml.request('POST', 'authn/logout')).statusCode, 204)
+  const { loggedIn } = await import('../helpers.ts')
+  const password = await loggedIn(app.app, 'olga@example.edu')
+  assert.equal((await password.request('POST', 'authn/logout?action=logout')).statusCode, 204)
+})

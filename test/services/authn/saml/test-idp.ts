@@ -151,7 +151,7 @@ export async function startTestIdp(t: Cleanup, options: { entityId?: string } = 
   }
 
   /** Signs the element `localName` (its first occurrence) of `xml`, the signature placed after its Issuer. */
-  function sign(xml: string, localName: 'Assertion' | 'Response' | 'LogoutRequest', pair: KeyPair = keys): string {
+  function sign(xml: string, localName: 'Assertion' | 'Response' | 'LogoutRequest' | 'LogoutResponse', pair: KeyPair = keys): string {
     const signed = new SignedXml({ privateKey: pair.key, publicCert: pair.cert, signatureAlgorithm: RSA_SHA256, canonicalizationAlgorithm: EXC_C14N })
     const path = `//*[local-name(.)='${localName}']`
     signed.addReference({ xpath: path, digestAlgorithm: SHA256, transforms: [ENVELOPED, EXC_C14N] })
@@ -178,6 +178,15 @@ export async function startTestIdp(t: Cleanup, options: { entityId?: string } = 
     entityId,
     ssoUrl,
     sloUrl,
+    /** The provider's answer to Triad's LogoutRequest, as posted back to Triad's single-logout endpoint. */
+    logoutResponse(o: { inResponseTo: string; destination: string; sign?: boolean; signer?: KeyPair }): string {
+      const xml =
+        `<samlp:LogoutResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_lr${randomUUID().replaceAll('-', '')}" Version="2.0" IssueInstant="${new Date().toISOString()}" Destination="${o.destination}" InResponseTo="${o.inResponseTo}">` +
+        `<saml:Issuer>${entityId}</saml:Issuer>` +
+        '<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>' +
+        '</samlp:LogoutResponse>'
+      return Buffer.from(o.sign === false ? xml : sign(xml, 'LogoutResponse', o.signer), 'utf8').toString('base64')
+    },
     /** A base64 LogoutRequest for `nameId`, posted to `destination` (front-channel single logout), signed unless `sign` is false. */
     logoutRequest(o: { nameId: string; destination: string; notOnOrAfter?: Date; sign?: boolean; signer?: KeyPair }): string {
       const until = o.notOnOrAfter ? ` NotOnOrAfter="${o.notOnOrAfter.toISOString()}"` : ''

@@ -61,7 +61,11 @@ export async function recordNameId(db: DbExecutor, row: SamlNameIdsTable, now: s
   await db
     .insertInto('authn_saml_name_ids')
     .values(row)
-    .onConflict((conflict) => conflict.columns(['provider_id', 'name_id', 'eperson_uuid']).doUpdateSet({ expires_at: row.expires_at }))
+    .onConflict((conflict) =>
+      conflict
+        .columns(['provider_id', 'name_id', 'eperson_uuid'])
+        .doUpdateSet({ expires_at: row.expires_at, created_at: row.created_at, session_index: row.session_index, name_id_format: row.name_id_format }),
+    )
     .execute()
 }
 
@@ -70,4 +74,15 @@ export async function takeNameId(db: DbExecutor, providerId: string, nameId: str
   const rows = await db.selectFrom('authn_saml_name_ids').select('eperson_uuid').where('provider_id', '=', providerId).where('name_id', '=', nameId).execute()
   await db.deleteFrom('authn_saml_name_ids').where('provider_id', '=', providerId).where('name_id', '=', nameId).execute()
   return rows.map((row) => row.eperson_uuid)
+}
+
+/** The eperson's most recent SAML login still on record: whom to name in a logout started here. */
+export async function latestNameId(db: DbExecutor, epersonUuid: string, now: string): Promise<SamlNameIdsTable | undefined> {
+  return db
+    .selectFrom('authn_saml_name_ids')
+    .select(['provider_id', 'name_id', 'name_id_format', 'session_index', 'eperson_uuid', 'created_at', 'expires_at'])
+    .where('eperson_uuid', '=', epersonUuid)
+    .where('expires_at', '>', now)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst()
 }

@@ -91,17 +91,21 @@ export const samlRoutes: FastifyPluginAsyncTypebox<SamlRoutesOptions> = async (s
     {
       schema: {
         tags: ['authn'],
-        summary: "Single logout from the provider (HTTP-POST binding): a signed LogoutRequest ends the person's sessions; 302 with the LogoutResponse",
+        summary:
+          "Single logout (HTTP-POST binding): the provider's signed LogoutRequest ends the person's sessions (302 with the LogoutResponse); its LogoutResponse to a logout started here sends the browser to `return`",
         params: ProviderParams,
         body: Type.Object(
-          { SAMLRequest: Type.String({ minLength: 1 }), RelayState: Type.Optional(Type.String()) },
+          { SAMLRequest: Type.Optional(Type.String({ minLength: 1 })), SAMLResponse: Type.Optional(Type.String({ minLength: 1 })), RelayState: Type.Optional(Type.String()) },
           { description: 'application/x-www-form-urlencoded, as the provider page posts it' },
         ),
         response: { 204: noBody(), 302: noBody(), ...errorResponses(400, 401, 404, 503) },
       },
     },
     async (request, reply) => {
-      const location = await saml.logoutRequest(request.params.id, request.body.SAMLRequest, request.body.RelayState)
+      const { SAMLRequest: samlRequest, SAMLResponse: samlResponse, RelayState: relayState } = request.body
+      if (samlResponse !== undefined) return reply.status(302).header('location', await saml.finishLogout(request.params.id, samlResponse)).send()
+      if (samlRequest === undefined) throw authnErrors.badRequest('SAMLRequest or SAMLResponse is required')
+      const location = await saml.logoutRequest(request.params.id, samlRequest, relayState)
       return location ? reply.status(302).header('location', location).send() : reply.status(204).send()
     },
   )

@@ -10,7 +10,7 @@ import { PAIRWISE_ID_ATTRIBUTE, type SamlProviderConfig } from '../../saml-confi
 import type { HandoffService } from '../handoffs/index.ts'
 import { createIdpMetadataSource, type IdpDescription, type IdpMetadataSource } from './idp-metadata.ts'
 import { type FederatedPeople, type FederatedPerson, hasValue } from './federated-people.ts'
-import { deleteExpired, findRequest, insertRequest, recordAssertion, recordNameId, takeNameId, takeRequest } from './saml.repository.ts'
+import { deleteExpired, findRequest, insertRequest, latestNameId, recordAssertion, recordNameId, takeNameId, takeRequest } from './saml.repository.ts'
 import type { SamlTables } from './saml.table.ts'
 import type { SpCredentials } from './sp-credentials.ts'
 
@@ -103,7 +103,7 @@ export function createSamlService(deps: {
     }
   }
 
-  function relyingParty(entry: Provider, idp: IdpDescription, store: CacheProvider): SAML {
+  function relyingParty(entry: Provider, idp: IdpDescription, store: CacheProvider, inResponseTo = ValidateInResponseTo.always): SAML {
     return new SAML({
       issuer: entry.spEntityId,
       callbackUrl: entry.acsUrl,
@@ -122,7 +122,7 @@ export function createSamlService(deps: {
       // others the response); node-saml then insists on the one present being valid.
       wantAuthnResponseSigned: false,
       wantAssertionsSigned: false,
-      validateInResponseTo: ValidateInResponseTo.always,
+      validateInResponseTo: inResponseTo,
       cacheProvider: store,
       requestIdExpirationPeriodMs: NODE_SAML_REQUEST_AGE_MS,
       // Checked below against the injected clock.
@@ -303,7 +303,15 @@ export function createSamlService(deps: {
         const now = clock.now()
         await recordNameId(
           database.db,
-          { provider_id: id, name_id: profile.nameID, eperson_uuid: epersonUuid, expires_at: new Date(now.getTime() + deps.sessionMaxAgeMs).toISOString() },
+          {
+            provider_id: id,
+            name_id: profile.nameID,
+            name_id_format: typeof profile.nameIDFormat === 'string' ? profile.nameIDFormat : null,
+            session_index: typeof profile.sessionIndex === 'string' ? profile.sessionIndex : null,
+            eperson_uuid: epersonUuid,
+            created_at: now.toISOString(),
+            expires_at: new Date(now.getTime() + deps.sessionMaxAgeMs).toISOString(),
+          },
           now.toISOString(),
         )
       }
@@ -338,6 +346,57 @@ export function createSamlService(deps: {
       }
       for (const epersonUuid of await takeNameId(database.db, id, profile.nameID)) await deps.endSessions(epersonUuid)
       return idp.sloUrl ? relying.getLogoutResponseUrlAsync(profile, relayState ?? '', {}, true) : undefined
+    },
+
+    /**
+     * A logout started here (POST /authn/logout with `action`) by someone whose login was SAML:
+     * the provider's SingleLogoutService URL with a signed LogoutRequest naming them, its id
+     * stored with `returnUrl` for the LogoutResponse. Undefined when there is nobody to name or
+     * the provider has no SingleLogoutService.
+     */
+    async startLogout(epersonUuid: string, returnUrl: string): Promise<string | undefined> {
+      const now = clock.now().toISOString()
+      const row = await latestNameId(database.db, epersonUuid, now)
+      const entry = row ? providers.get(row.provider_id) : undefined
+      if (!row || !entry) return undefined
+      const idp = await described(entry)
+      if (!idp.sloUrl) return undefined
+      await takeNameId(database.db, row.provider_id, row.name_id)
+      const subject = {
+        issuer: idp.entityId,
+        nameID: row.name_id,
+        nameIDFormat: row.name_id_format ?? 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
+        ...(row.session_index ? { sessionIndex: row.session_index } : {}),
+      }
+      return relyingParty(entry, idp, requestStore(row.provider_id, returnUrl)).getLogoutUrlAsync(subject, '', {})
+    },
+
+    /** The provider's LogoutResponse to a logout started here: where the person then goes (the stored `return`). */
+    async finishLogout(id: string, samlResponse: string): Promise<string> {
+      const entry = provider(id)
+      const idp = await described(entry)
+      const fail = (reason: string) => authnErrors.signOnFailed(new Error(reason))
+      let inResponseTo: string | undefined
+      try {
+        const response = new DOMParser({ onError: () => {} }).parseFromString(Buffer.from(samlResponse, 'base64').toString('utf8'), 'text/xml') as unknown as Node
+        if ((select('//comment()', response) as Node[]).length > 0) throw fail('XML comments are refused')
+        if ((select('/samlp:LogoutResponse', response) as Node[]).length !== 1) throw fail('not a LogoutResponse')
+        const issuer = (select('/samlp:LogoutResponse/saml:Issuer/text()', response) as Node[])[0]?.nodeValue
+        if (issuer !== idp.entityId) throw fail(`issuer ${issuer} is not ${idp.entityId}`)
+        const destination = (select('/samlp:LogoutResponse/@Destination', response) as Attr[])[0]?.value
+        if (destination !== undefined && destination !== entry.sloCallbackUrl) throw fail(`Destination ${destination} is not ${entry.sloCallbackUrl}`)
+        inResponseTo = (select('/samlp:LogoutResponse/@InResponseTo', response) as Attr[])[0]?.value
+        // node-saml insists on the response's own signature for a LogoutResponse; InResponseTo is matched below.
+        const validated = await relyingParty(entry, idp, requestStore(id), ValidateInResponseTo.never).validatePostResponseAsync({ SAMLResponse: samlResponse })
+        if (!validated.loggedOut) throw fail('not a LogoutResponse')
+      } catch (error) {
+        throw error instanceof AppError ? error : authnErrors.signOnFailed(error)
+      }
+      const request = inResponseTo ? await findRequest(database.db, id, inResponseTo) : undefined
+      if (!inResponseTo || !request || request.expires_at <= clock.now().toISOString() || !(await takeRequest(database.db, id, inResponseTo))) {
+        throw fail('the logout this response answers is unknown or already used')
+      }
+      return request.redirect_url
     },
   }
 }

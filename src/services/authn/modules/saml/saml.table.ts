@@ -25,7 +25,10 @@ export interface SamlNameIdsTable {
   provider_id: string
   /** The NameID of a login, which the provider's LogoutRequest names again. */
   name_id: string
+  name_id_format: string | null
+  session_index: string | null
   eperson_uuid: string
+  created_at: string
   expires_at: string
 }
 
