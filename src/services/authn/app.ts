@@ -18,6 +18,18 @@ import { loginRoutes } from './modules/login/index.ts'
 import { createLoginService } from './modules/login/index.ts'
 import { oidcRoutes } from './modules/oidc/index.ts'
 import { createOidcService, OIDC_METHOD } from './modules/oidc/index.ts'
+import { createHandoffService } from './modules/handoffs/index.ts'
+import {
+  createFederatedPeople,
+  createSamlService,
+  createShibbolethService,
+  loadSpCredentials,
+  SAML_METHOD,
+  SAML_PATH,
+  samlRoutes,
+  SHIBBOLETH_METHOD,
+  shibbolethRoutes,
+} from './modules/saml/index.ts'
 import { passkeysRoutes, personalTokensRoutes, sessionsRoutes } from './modules/credentials/index.ts'
 import { PASSKEY_METHOD } from './modules/passkeys/index.ts'
 import { createSpecialGroupsService } from './modules/special-groups/index.ts'
@@ -32,11 +44,13 @@ export interface AuthnProviders {
   auditLog: Partial<AuditLog>
 }
 
+// DSpace serves the same API at /api and, behind its usual proxy layout, /server/api.
+const API_PATHS = ['/api', '/server/api'] as const
+
 export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
   name: 'authn',
   migrations,
-  // DSpace serves the same API at /api and, behind its usual proxy layout, /server/api.
-  paths: ['/api', '/server/api'],
+  paths: [...API_PATHS, SAML_PATH],
   errorBody: dspaceErrorBody(() => new Date()),
   commands: authnCommands,
   plugin: (deps) => async (app) => {
@@ -49,16 +63,41 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
       epersons,
       ipGroups: config.ipGroups,
       // A passkey replaces the password of a local account, so it grants the same groups.
-      methodGroups: { password: config.passwordGroups, [PASSKEY_METHOD]: config.passwordGroups, [OIDC_METHOD]: config.oidc?.groups ?? [] },
+      // SAML's groups are per provider and per attribute value: each login's hand-off carries them.
+      methodGroups: { password: config.passwordGroups, [PASSKEY_METHOD]: config.passwordGroups, [OIDC_METHOD]: config.oidc?.groups ?? [], [SAML_METHOD]: [], [SHIBBOLETH_METHOD]: [] },
     })
     const throttle = createThrottleService({ database, clock, perAccount: config.loginAttemptsPerAccount, perIp: config.loginAttemptsPerIp })
-    const oidc = config.oidc ? createOidcService({ database, clock, epersons, config: config.oidc }) : undefined
-    const login = createLoginService({ tokens, epersons, specialGroups, throttle, handoffs: oidc, metrics: createAuthnMetrics(deps.metrics) })
-    const challenge = createChallenge({ realm: config.realm, oidcEnabled: oidc !== undefined, passkeysEnabled: config.passkeys !== undefined })
+    const handoffs = createHandoffService({ database, clock })
+    const people = createFederatedPeople({ database, clock, epersons })
+    const oidc = config.oidc ? createOidcService({ database, clock, epersons, people, handoffs, config: config.oidc }) : undefined
+    const saml = config.saml
+      ? createSamlService({
+          database,
+          clock,
+          people,
+          handoffs,
+          settings: config.saml,
+          credentials: await loadSpCredentials(deps.secrets, { key: config.saml.spKey, cert: config.saml.spCert }),
+          sessionMaxAgeMs: config.sessionMaxAgeMs,
+          endSessions: async (epersonUuid) => {
+            await tokens.revokeAll(epersonUuid)
+          },
+          log: (message) => app.log.warn(message),
+        })
+      : undefined
+    const shibboleth = config.shibboleth ? createShibbolethService({ people, handoffs, settings: config.shibboleth }) : undefined
+    const login = createLoginService({ tokens, epersons, specialGroups, throttle, handoffs, metrics: createAuthnMetrics(deps.metrics) })
+    const challenge = createChallenge({
+      realm: config.realm,
+      oidcEnabled: oidc !== undefined,
+      passkeysEnabled: config.passkeys !== undefined,
+      samlLocations: config.saml?.providers.map((provider) => `${config.saml?.baseUrl}${SAML_PATH}/authenticate/${provider.id}`),
+      shibbolethLoginUrl: config.shibboleth?.loginUrl,
+    })
     const isAllowedRedirect = createRedirectGuard(config.allowedOrigins)
 
     await app.register(cookie)
-    for (const prefix of authnService.paths) {
+    for (const prefix of API_PATHS) {
       await app.register(
         async (scope: FastifyInstance) => {
           installDspaceErrors(scope, () => clock.now())
@@ -76,15 +115,35 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
           })
           await scope.register(csrfRoutes)
           await scope.register(statusRoutes, { specialGroups, challenge })
-          await scope.register(loginRoutes, { login, tokens, challenge, logoutUrl: config.logoutUrl, isAllowedRedirect })
+          await scope.register(loginRoutes, {
+            login,
+            tokens,
+            challenge,
+            logoutUrl: config.logoutUrl,
+            isAllowedRedirect,
+            federatedLogout: saml ? (epersonUuid, method, returnUrl) => (method === SAML_METHOD ? saml.startLogout(epersonUuid, returnUrl) : Promise.resolve(undefined)) : undefined,
+          })
           await scope.register(epersonsRoutes, { epersons, challenge })
           await scope.register(authzRoutes, { epersons, siteUuid, loginAs: config.loginAs })
           if (oidc) await scope.register(oidcRoutes, { oidc, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] })
+          if (shibboleth) {
+            await scope.register(shibbolethRoutes, { shibboleth, challenge, trustedProxies: config.trustedProxies, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] })
+          }
           await scope.register(sessionsRoutes, { sessions, epersons, challenge, audit })
           await scope.register(personalTokensRoutes, { personalTokens, epersons, challenge, audit })
           if (config.passkeys) await scope.register(passkeysRoutes, { passkeys, login, epersons, challenge, audit })
         },
         { prefix },
+      )
+    }
+    if (saml) {
+      await app.register(
+        async (scope: FastifyInstance) => {
+          // No CORS or CSRF filter: the provider's page posts here cross-site, and the response's signature is the credential.
+          installDspaceErrors(scope, () => clock.now())
+          await scope.register(samlRoutes, { saml, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] })
+        },
+        { prefix: SAML_PATH },
       )
     }
   },

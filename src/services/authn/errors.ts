@@ -61,6 +61,9 @@ export const authnErrors = {
   methodNotAllowed: (message: string, allow: string) => authnError('method_not_allowed', message, { headers: { allow } }),
   /** A personal access token that is unknown, revoked or expired: a 401 saying which (issue 19). */
   invalidPersonalToken: (message: string) => authnError('unauthorized', message, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } }),
+  /** A federated provider's metadata (its keys, its sign-on URL) cannot be read, and no earlier copy is at hand. */
+  providerUnavailable: (cause: unknown) =>
+    authnError('service_unavailable', 'The identity provider cannot be reached right now; try again', { headers: { 'retry-after': '30' }, cause }),
   tooManyAttempts: (retryAfterSeconds: number) =>
     authnError('rate_limited', 'Too many failed login attempts; try again later', { headers: { 'retry-after': String(retryAfterSeconds) } }),
 }

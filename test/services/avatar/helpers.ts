@@ -101,7 +101,7 @@ export async function multipartForm(fields: MultipartFields) {
   const data = new FormData()
   for (const [key, value] of Object.entries(fields)) {
     if (typeof value === 'string') data.append(key, value)
-    else data.append(key, new Blob([value.bytes], { type: value.type }), value.name)
+    else data.append(key, new Blob([value.bytes as Uint8Array<ArrayBuffer>], { type: value.type }), value.name)
   }
   const request = new Request('http://localhost/', { method: 'POST', body: data })
   return { payload: Buffer.from(await request.arrayBuffer()), headers: { 'content-type': request.headers.get('content-type') ?? '' } }

@@ -10,8 +10,11 @@ import { addEperson, authnServices, decodeJwt, startAuthn } from '../helpers.ts'
 const UI = 'https://ui.example.org'
 
 interface Account {
-  email: string
+  /** Absent for an ORCID-shaped account: ORCID's ID token and userinfo carry no e-mail. */
+  email?: string
   verified?: boolean
+  /** The subject; the e-mail by default, an ORCID iD for ORCID-shaped claims. */
+  sub?: string
 }
 
 /**
@@ -31,7 +34,7 @@ async function startProvider(t: Cleanup, account: { current: Account }) {
       void (async () => {
         const details = await current.interactionDetails(req, res)
         if (details.prompt.name === 'login') {
-          await current.interactionFinished(req, res, { login: { accountId: account.current.email } }, { mergeWithLastSubmission: false })
+          await current.interactionFinished(req, res, { login: { accountId: account.current.sub ?? account.current.email ?? '' } }, { mergeWithLastSubmission: false })
           return
         }
         const grant = new current.Grant({ accountId: String(details.session?.accountId), clientId: String(details.params.client_id) })
@@ -67,7 +70,12 @@ async function startProvider(t: Cleanup, account: { current: Account }) {
         claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['given_name', 'family_name'] },
         findAccount: async (_ctx: unknown, sub: string) => ({
           accountId: sub,
-          claims: async () => ({ sub, email: account.current.email, email_verified: account.current.verified ?? true, given_name: 'Olga', family_name: 'Idp' }),
+          claims: async () => ({
+            sub,
+            ...(account.current.email === undefined ? {} : { email: account.current.email, email_verified: account.current.verified ?? true }),
+            given_name: 'Olga',
+            family_name: 'Idp',
+          }),
         }),
         interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
         features: { devInteractions: { enabled: false } },
@@ -209,4 +217,31 @@ test('with AUTHN_OIDC_AUTO_REGISTER the eperson is created from the claims; an u
   const other = new Browser()
   assert.equal((await other.follow(`${api}/authn/oidc?redirectUrl=${encodeURIComponent(`${UI}/`)}`, UI)).status, 401)
   assert.equal(await (await authnServices(test_)).epersons.findByEmail('unverified@example.org'), undefined)
+})
+
+test('ORCID preset: the ORCID iD (sub) is the persistent id, linked at the first login, and finds the eperson later without any e-mail', async (t) => {
+  const orcid = '0000-0002-1825-0097'
+  // AUTHN_OIDC_ISSUER points the preset at the test provider; ORCID's real one is https://orcid.org.
+  const { test_, api, account } = await setup(t, { AUTHN_OIDC_PRESET: 'orcid', AUTHN_OIDC_SCOPES: 'openid email' })
+  const olga = await addEperson(test_, 'olga@example.org')
+  const signIn = async () => {
+    const browser = new Browser()
+    await browser.follow(`${api}/authn/oidc?redirectUrl=${encodeURIComponent(`${UI}/`)}`, UI)
+    await browser.go(`${api}/security/csrf`)
+    const login = await browser.login(api)
+    return { status: login.status, eid: login.status === 200 ? decodeJwt((login.headers.get('authorization') ?? '').slice(7)).payload.eid : undefined }
+  }
+  // The first time, the iD is unknown: the (verified) e-mail finds Olga, and the iD is linked to her.
+  account.current = { sub: orcid, email: 'olga@example.org' }
+  assert.deepEqual(await signIn(), { status: 200, eid: olga.uuid })
+  // ORCID-shaped from now on: no e-mail in any claim; the iD alone finds her.
+  account.current = { sub: orcid }
+  assert.deepEqual(await signIn(), { status: 200, eid: olga.uuid })
+  // Another iD without an e-mail names nobody (and cannot be registered without one).
+  account.current = { sub: '0000-0001-5109-3700' }
+  assert.equal((await signIn()).status, 401)
+})
+
+test('an ORCID preset needs the client id and secret', async (t) => {
+  await assert.rejects(startAuthn(t, { AUTHN_OIDC_PRESET: 'orcid' }), /AUTHN_OIDC_PRESET=orcid needs AUTHN_OIDC_CLIENT_ID/)
 })

@@ -1,2 +1,2 @@
 export { HANDOFF_COOKIE, handoffCookiePath, loginClient, loginRoutes, sendToken } from './login.routes.ts'
-export { createLoginService, type HandoffExchange, type LoginService } from './login.service.ts'
+export { createLoginService, type LoginService } from './login.service.ts'

@@ -48,6 +48,11 @@ export interface LoginRoutesOptions {
   challenge: Challenge
   logoutUrl?: string
   isAllowedRedirect(request: FastifyRequest, url: string): boolean
+  /**
+   * Front-channel single logout of a federated login (SAML): where to send the browser so the
+   * provider ends its session too, then back to `returnUrl`; undefined when there is none.
+   */
+  federatedLogout?(epersonUuid: string, method: string, returnUrl: string): Promise<string | undefined>
 }
 
 export const loginRoutes: FastifyPluginAsyncTypebox<LoginRoutesOptions> = async (scope, deps) => {
@@ -120,10 +125,19 @@ export const loginRoutes: FastifyPluginAsyncTypebox<LoginRoutesOptions> = async 
       response: { 204: noBody(), 302: noBody(), ...errorResponses(400, 403) },
     },
     handler: async (request, reply) => {
+      const { action, return: returnUrl } = request.query
+      const context = request.authnContext
+      const federated = context.tokenKind === 'login' && !context.realEperson ? context.claims : undefined
       await login.logout(bearerToken(request))
       rotateCsrf(request)
+      // `action` asks for the federated scheme's front-channel logout (DSpace's parameters).
+      if (action !== undefined && federated && deps.federatedLogout) {
+        const back = returnUrl ?? '/'
+        if (!deps.isAllowedRedirect(request, back)) throw authnErrors.badRequest('Invalid return URL! Must match the server or an allowed origin.')
+        const location = await deps.federatedLogout(federated.eid, federated.authenticationMethod, back)
+        if (location) return reply.status(302).header('location', location).send()
+      }
       if (!deps.logoutUrl) return reply.status(204).send()
-      const { action, return: returnUrl } = request.query
       const target = new URL(deps.logoutUrl)
       if (returnUrl !== undefined) {
         // Same allow-list as federated redirects, so logout is no open redirect.

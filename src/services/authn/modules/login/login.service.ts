@@ -1,5 +1,6 @@
 import { verifyPassword } from '../../../../core/security/password.ts'
 import type { AuthnContext } from '../auth-context/index.ts'
+import type { HandoffService } from '../handoffs/index.ts'
 import { authnErrors } from '../../errors.ts'
 import { type EpersonsService, normalizeEmail } from '../epersons/index.ts'
 import type { LoginClient, TokenService } from '../sessions/index.ts'
@@ -7,26 +8,22 @@ import type { SpecialGroupsService } from '../special-groups/index.ts'
 import type { ThrottleService } from '../throttle/index.ts'
 import { type AuthnMetrics, noAuthnMetrics } from '../../metrics.ts'
 
-export interface HandoffExchange {
-  /** Consumes a one-time hand-off code; undefined when unknown, used or expired. */
-  consume(code: string): Promise<{ epersonUuid: string; method: string } | undefined>
-}
-
 export function createLoginService(deps: {
   tokens: TokenService
   epersons: EpersonsService
   specialGroups: SpecialGroupsService
   throttle: ThrottleService
-  handoffs?: HandoffExchange
+  handoffs: HandoffService
   metrics?: AuthnMetrics
 }) {
   const { tokens, epersons, specialGroups, throttle } = deps
   const metrics = deps.metrics ?? noAuthnMetrics
 
   /** Starts a session for an eperson whose credentials a login method has just checked (password, hand-off, passkey). */
-  async function signIn(epersonUuid: string, method: string, client: LoginClient): Promise<string> {
+  async function signIn(epersonUuid: string, method: string, client: LoginClient, extraGroups: readonly string[] = []): Promise<string> {
     await epersons.touchLastActive(epersonUuid)
-    const token = await tokens.startSession({ epersonUuid, method, specialGroups: specialGroups.forMethod(method), client })
+    const groups = [...new Set([...specialGroups.forMethod(method), ...extraGroups])]
+    const token = await tokens.startSession({ epersonUuid, method, specialGroups: groups, client })
     metrics.login(method, 'success')
     return token
   }
@@ -35,13 +32,13 @@ export function createLoginService(deps: {
    * The end of a login whose credential (an OIDC hand-off, a passkey) named `epersonUuid`, or
    * nobody: a session if the account may log in, else the one 401 every failed login gets.
    */
-  async function verifiedLogin(epersonUuid: string | undefined, method: string, client: LoginClient, challenge: string): Promise<string> {
+  async function verifiedLogin(epersonUuid: string | undefined, method: string, client: LoginClient, challenge: string, extraGroups?: readonly string[]): Promise<string> {
     const eperson = epersonUuid === undefined ? undefined : await epersons.findByUuid(epersonUuid)
     if (eperson?.can_log_in !== 1) {
       metrics.login(method, 'failure')
       throw authnErrors.authenticationFailed(challenge)
     }
-    return signIn(eperson.uuid, method, client)
+    return signIn(eperson.uuid, method, client, extraGroups)
   }
 
   return {
@@ -82,8 +79,8 @@ export function createLoginService(deps: {
 
     /** The second half of a federated login: the hand-off cookie becomes a token. */
     async exchangeHandoff(code: string, client: LoginClient, challenge: string): Promise<string> {
-      const handoff = deps.handoffs ? await deps.handoffs.consume(code) : undefined
-      return verifiedLogin(handoff?.epersonUuid, handoff?.method ?? 'oidc', client, challenge)
+      const handoff = await deps.handoffs.consume(code)
+      return verifiedLogin(handoff?.epersonUuid, handoff?.method ?? 'oidc', client, challenge, handoff?.specialGroups)
     },
 
     verifiedLogin,

@@ -1,33 +1,40 @@
 import * as client from 'openid-client'
 import type { Clock } from '../../../../core/clock.ts'
-import { generateSecretToken, hashSecretToken } from '../../../../core/security/secret-token.ts'
+import { hashSecretToken } from '../../../../core/security/secret-token.ts'
 import type { AuthnConfig } from '../../config.ts'
 import type { ModuleDatabase } from '../../db.ts'
 import type { OidcTables } from './oidc.table.ts'
 import { authnErrors } from '../../errors.ts'
 import type { EpersonsService } from '../epersons/index.ts'
-import type { HandoffExchange } from '../login/index.ts'
-import { deleteExpired, insertFlow, insertHandoff, takeFlow, takeHandoff } from './oidc.repository.ts'
+import type { HandoffService } from '../handoffs/index.ts'
+import type { FederatedPeople } from '../saml/index.ts'
+import { deleteExpired, insertFlow, takeFlow } from './oidc.repository.ts'
 
 type AuthnDatabase = ModuleDatabase<OidcTables>
 
 export const OIDC_METHOD = 'oidc'
 const FLOW_LIFETIME_MS = 10 * 60_000
-const HANDOFF_LIFETIME_MS = 60_000
 
 type OidcConfig = NonNullable<AuthnConfig['oidc']>
 
 /**
  * OpenID Connect sign-on (authorization code + PKCE + nonce). The flow's secrets are kept in
  * the database under a hash of `state`, so the callback may reach any instance. The callback
- * ends with a one-time hand-off code in an HttpOnly cookie, exchanged for a token by
- * POST /authn/login (DSpace's `Authorization-cookie` step).
+ * ends with a one-time hand-off code (modules/handoffs) in an HttpOnly cookie, exchanged for a
+ * token by POST /authn/login (DSpace's `Authorization-cookie` step).
  */
-export function createOidcService(deps: { database: AuthnDatabase; clock: Clock; epersons: EpersonsService; config: OidcConfig }): HandoffExchange & {
+export function createOidcService(deps: {
+  database: AuthnDatabase
+  clock: Clock
+  epersons: EpersonsService
+  people: FederatedPeople
+  handoffs: HandoffService
+  config: OidcConfig
+}): {
   start(callbackUrl: string, redirectUrl: string): Promise<URL>
   finish(currentUrl: URL): Promise<{ code: string; redirectUrl: string }>
 } {
-  const { database, clock, epersons, config } = deps
+  const { database, clock, epersons, people, handoffs, config } = deps
   let discovered: Promise<client.Configuration> | undefined
 
   function configuration(): Promise<client.Configuration> {
@@ -98,32 +105,25 @@ export function createOidcService(deps: { database: AuthnDatabase; clock: Clock;
         const sub = typeof claims.sub === 'string' ? claims.sub : client.skipSubjectCheck
         claims = { ...claims, ...(await providerCall(() => client.fetchUserInfo(cfg, tokens.access_token, sub))) }
       }
-      const email = claims[config.emailClaim]
+      const claimed = claims[config.emailClaim]
       // An address the provider has not verified would let anyone claim anyone's account.
-      if (typeof email !== 'string' || claims.email_verified === false) throw authnErrors.signOnFailed()
-      let eperson = await epersons.findByEmail(email)
-      if (!eperson && config.autoRegister) {
-        eperson = await epersons.create({
-          email,
-          firstName: typeof claims.given_name === 'string' ? claims.given_name : undefined,
-          lastName: typeof claims.family_name === 'string' ? claims.family_name : undefined,
-        })
+      const email = typeof claimed === 'string' && claims.email_verified !== false ? claimed : undefined
+      const firstName = typeof claims.given_name === 'string' ? claims.given_name : undefined
+      const lastName = typeof claims.family_name === 'string' ? claims.family_name : undefined
+      const persistentId = config.persistentIdClaim ? claims[config.persistentIdClaim] : undefined
+      let epersonUuid: string
+      if (typeof persistentId === 'string' && persistentId !== '') {
+        // ORCID and the like: the id, linked at the first login, finds the eperson even without an e-mail.
+        epersonUuid = await people.resolve(`oidc:${config.issuer}`, { email, givenName: firstName, surname: lastName, persistentId }, config.autoRegister)
+      } else {
+        if (email === undefined) throw authnErrors.signOnFailed()
+        let eperson = await epersons.findByEmail(email)
+        if (!eperson && config.autoRegister) eperson = await epersons.create({ email, firstName, lastName })
+        if (eperson?.can_log_in !== 1) throw authnErrors.signOnFailed()
+        epersonUuid = eperson.uuid
       }
-      if (eperson?.can_log_in !== 1) throw authnErrors.signOnFailed()
-      const code = generateSecretToken(32)
-      await insertHandoff(database.db, {
-        code_hash: hashSecretToken(code),
-        eperson_uuid: eperson.uuid,
-        method: OIDC_METHOD,
-        expires_at: new Date(clock.now().getTime() + HANDOFF_LIFETIME_MS).toISOString(),
-      })
+      const code = await handoffs.issue({ epersonUuid, method: OIDC_METHOD, specialGroups: [] })
       return { code, redirectUrl: flow.redirect_url }
-    },
-
-    async consume(code) {
-      const row = await takeHandoff(database.db, hashSecretToken(code))
-      if (!row || row.expires_at <= clock.now().toISOString()) return undefined
-      return { epersonUuid: row.eperson_uuid, method: row.method }
     },
   }
 }

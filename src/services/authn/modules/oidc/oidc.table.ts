@@ -6,15 +6,7 @@ export interface OidcFlowsTable {
   expires_at: string
 }
 
-export interface HandoffsTable {
-  code_hash: string
-  eperson_uuid: string
-  method: string
-  expires_at: string
-}
-
 /** The tables this module owns. */
 export interface OidcTables {
   authn_oidc_flows: OidcFlowsTable
-  authn_handoffs: HandoffsTable
 }

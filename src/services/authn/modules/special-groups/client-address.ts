@@ -18,6 +18,12 @@ export function inRanges(address: Address, ranges: readonly Cidr[]): boolean {
   return ranges.some(([network, bits]) => address.kind() === network.kind() && address.match(network, bits))
 }
 
+/** True when the connection itself (not any header) comes from one of `trustedProxies`. */
+export function fromTrustedProxy(request: FastifyRequest, trustedProxies: readonly Cidr[]): boolean {
+  const remote = parseAddress(request.socket.remoteAddress)
+  return remote !== undefined && inRanges(remote, trustedProxies)
+}
+
 /**
  * The client's address. `X-Forwarded-For` counts only when the connection comes from a trusted
  * proxy, and then the rightmost entry that is not itself a trusted proxy is the client: entries

@@ -1,2 +1,2 @@
-export { clientAddress, type Address } from './client-address.ts'
+export { clientAddress, fromTrustedProxy, type Address } from './client-address.ts'
 export { createSpecialGroupsService, type SpecialGroupsService } from './special-groups.service.ts'

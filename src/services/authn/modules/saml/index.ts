@@ -1,0 +1,7 @@
+export { samlRoutes } from './saml.routes.ts'
+export { createSamlService, SAML_METHOD, SAML_PATH } from './saml.service.ts'
+export type { SamlTables } from './saml.table.ts'
+export { loadSpCredentials } from './sp-credentials.ts'
+export { createFederatedPeople, type FederatedPeople } from './federated-people.ts'
+export { shibbolethRoutes } from './shibboleth.routes.ts'
+export { createShibbolethService, SHIBBOLETH_METHOD } from './shibboleth.service.ts'
