@@ -12,6 +12,12 @@ const MIN_SPEECH_MS = { min: 100, max: 1000, default: 250 }
 const MAX_UTTERANCE_MS = 30_000
 /** One second of 16-bit 16 kHz audio: the largest audio frame. */
 const MAX_FRAME_BYTES = 32_000
+/**
+ * Audio received but not yet analysed, in samples (10 s). A client may send faster than real
+ * time (the detector reads it at many times that pace), but not without bound: past this, frames
+ * are dropped, with one error, until the detector has caught up.
+ */
+const MAX_BACKLOG_SAMPLES = 10 * VAD_SAMPLE_RATE
 /** The header of the WAV the providers write, to time a WAV whose provider gave no timing. */
 const WAV_HEADER_BYTES = 44
 const SHUTDOWN_MESSAGE = 'The server is restarting; please send the message again.'
@@ -135,6 +141,8 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
   // Detector work (starting, audio, stopping) runs in arrival order, one step at a time.
   let steps: Promise<void> = Promise.resolve()
   let toldOff = false
+  let backlog = 0
+  let toldBacklog = false
   // The reply running or waiting its turn: aborted by barge-in.
   let current: AbortController | undefined
 
@@ -341,9 +349,20 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
       if (data.length === 0 || data.length > MAX_FRAME_BYTES) {
         return void send({ type: 'error', message: `Audio frames must be at most ${MAX_FRAME_BYTES} bytes (1 s of 16 kHz audio) and not empty; got ${data.length}` })
       }
+      if (backlog + data.length / 2 > MAX_BACKLOG_SAMPLES) {
+        if (!toldBacklog) void send({ type: 'error', message: 'Audio is arriving faster than it can be analysed; frames are being dropped' })
+        toldBacklog = true
+        return
+      }
+      toldBacklog = false
       const samples = pcmToFloats(data)
+      backlog += samples.length
       step(async () => {
-        await detector?.push(samples)
+        try {
+          await detector?.push(samples)
+        } finally {
+          backlog -= samples.length
+        }
       })
     },
 
