@@ -9,6 +9,7 @@ import { decodeWav } from '../../../../src/services/avatar/providers/asr/wav-dec
 import { createFakeLlm } from '../../../../src/services/avatar/providers/llm/llm.fake.ts'
 import type { LlmPort, LlmRequest } from '../../../../src/services/avatar/providers/llm/llm.port.ts'
 import { createFakeTtsProvider } from '../../../../src/services/avatar/providers/tts/tts.fake.ts'
+import type { TtsProvider } from '../../../../src/services/avatar/providers/tts/tts.port.ts'
 import { VISEMES } from '../../../../src/services/avatar/modules/speech/index.ts'
 import { engineIndependent } from '../../../helpers/build-app.ts'
 import { buildAvatarApp } from '../helpers.ts'
@@ -64,6 +65,15 @@ async function openClient(base: string, sessionId: string): Promise<Client> {
         () => `${what}; frames so far: ${JSON.stringify(frames.map((frame) => ({ ...frame, audio: undefined, visemes: undefined })))}`,
       )
     },
+  }
+}
+
+/** The session's history once it holds `count` messages (an interrupted exchange is stored after `interrupted` is sent). */
+async function storedMessages(app: { inject: (options: { method: 'GET'; url: string }) => Promise<{ json(): unknown }> }, sessionId: string, count: number) {
+  for (let attempt = 0; ; attempt++) {
+    const body = (await app.inject({ method: 'GET', url: `/v1/session/${sessionId}/history` })).json() as { messages?: Array<{ role: string; content: string }> }
+    if ((body.messages?.length ?? 0) >= count || attempt >= 200) return body.messages ?? []
+    await sleep(10)
   }
 }
 
@@ -279,13 +289,51 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     assert.equal(state.finished, false)
     const cut = client.frames.indexOf(interrupted)
     assert.ok(client.frames.slice(cut).every((frame) => frame.type !== 'token' && frame.type !== 'audio' && frame.type !== 'done'))
-    const history = (await app.inject({ method: 'GET', url: '/v1/session/voice-barge/history' })).json() as { messages: Array<{ role: string; content: string }> }
     assert.deepEqual(
-      history.messages.map(({ role, content }) => [role, content]),
+      (await storedMessages(app, 'voice-barge', 2)).map(({ role, content }) => [role, content]),
       [
         ['user', 'tell me a story'],
         ['assistant', 'Once upon a time.'],
       ],
+    )
+    client.socket.close()
+  })
+
+  it('tells the page to stop at once, even while a sentence is still being synthesised by a provider slow to stop', async (t) => {
+    const base = createFakeTtsProvider()
+    let stuckStarted = () => {}
+    const started = new Promise<void>((resolve) => (stuckStarted = resolve))
+    let release = () => {}
+    const released = new Promise<void>((resolve) => (release = resolve))
+    // The second sentence's synthesis notices nothing until the test lets it fail.
+    const tts: TtsProvider = {
+      ...base,
+      async synthesize(request) {
+        if (!request.text.startsWith('There')) return base.synthesize(request)
+        stuckStarted()
+        await released
+        throw new Error('stopped late')
+      },
+    }
+    const llm = createFakeLlm({ pieces: ['[emotion:happy][action:speak] Once upon a time.', ' There was a fox.', ' The end.'] })
+    const { app } = await buildAvatarApp(t, { deps: { avatar: { llm, asr: createFakeAsrProvider({ text: 'a story please' }), tts } } })
+    const url = await app.listen({ port: 0, host: '127.0.0.1' })
+    const client = await openClient(url, 'voice-stuck')
+    client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 300 })
+    client.speak(Buffer.concat([silencePcm(200), hello, silencePcm(1200)]))
+    await client.waitFor(is('audio'), 'the first sentence')
+    await started
+    const from = client.frames.length
+    client.speak(Buffer.concat([hm, silencePcm(100)]))
+    const barge = await client.waitFor(is('vad', (frame) => frame.speaking === true), 'the barge-in', from)
+    const interrupted = await client.waitFor(is('interrupted'), 'interrupted while the synthesis is stuck', from)
+    assert.deepEqual(interrupted, { type: 'interrupted', replyText: 'Once upon a time.' })
+    assert.equal(client.frames.indexOf(interrupted), client.frames.indexOf(barge) + 1, 'interrupted right after the speech that caused it')
+    release()
+    // Stored once the reply has unwound.
+    assert.deepEqual(
+      (await storedMessages(app, 'voice-stuck', 2)).map((message) => message.content),
+      ['a story please', 'Once upon a time.'],
     )
     client.socket.close()
   })

@@ -171,27 +171,39 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
     // Everything that stops the reply: barge-in, the socket closing, the end of a stop's grace, a synthesis failure.
     const halt = new AbortController()
     const signal = AbortSignal.any([interrupted, host.gone, deps.shutdownDeadline, halt.signal])
+    // The sentences sent as audio: what the avatar has said.
+    const said: string[] = []
+    // Barge-in is told at once, whatever is still running (a synthesis, the model): the page
+    // stops now, and no frame of this reply follows. What was said by then is what is stored.
+    let spoken: string | undefined
+    const emit = (event: VoiceEvent) => (spoken === undefined ? send(event) : Promise.resolve())
+    const onInterrupted = () => {
+      if (host.gone.aborted || spoken !== undefined) return
+      spoken = said.join(' ')
+      void send({ type: 'interrupted', replyText: spoken })
+    }
+    if (interrupted.aborted) onInterrupted()
+    else interrupted.addEventListener('abort', onInterrupted, { once: true })
     let outcome = 'closed'
     try {
       outcome = await reply()
     } finally {
+      interrupted.removeEventListener('abort', onInterrupted)
       host.log.info({ sessionId: host.sessionId, outcome, ms: timings, responseTime: performance.now() - started }, 'voice turn')
     }
 
-    async function ending(said: string[], store?: (said?: string) => Promise<void>): Promise<string> {
+    async function ending(store?: (said?: string) => Promise<void>): Promise<string> {
       if (host.gone.aborted) return 'closed'
-      if (interrupted.aborted) {
-        const replyText = said.join(' ')
-        if (replyText && store) await store(replyText)
-        await send({ type: 'interrupted', replyText })
+      if (spoken !== undefined) {
+        if (spoken && store) await store(spoken)
         return 'interrupted'
       }
-      await send({ type: 'error', message: SHUTDOWN_MESSAGE })
+      await emit({ type: 'error', message: SHUTDOWN_MESSAGE })
       return 'error'
     }
 
     async function reply(): Promise<string> {
-      if (signal.aborted) return ending([])
+      if (signal.aborted) return ending()
       let text: string
       try {
         const result = await deps.asr.transcribe({
@@ -204,23 +216,22 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
         })
         text = result.text.trim()
       } catch (error) {
-        if (signal.aborted) return ending([])
+        if (signal.aborted) return ending()
         host.log.warn({ err: error }, 'voice turn: recognition failed')
-        await send({ type: 'error', message: `Speech recognition failed: ${reason(error)}` })
+        await emit({ type: 'error', message: `Speech recognition failed: ${reason(error)}` })
         return 'error'
       }
       mark('recognised')
-      if (signal.aborted) return ending([])
-      await send({ type: 'transcript', text, final: true })
+      if (signal.aborted) return ending()
+      await emit({ type: 'transcript', text, final: true })
       if (!text) return 'empty'
       const denied = await host.chat.admit()
       if (denied) {
-        await send({ type: 'error', message: denied })
+        await emit({ type: 'error', message: denied })
         return 'error'
       }
 
       const splitter = new SentenceSplitter()
-      const said: string[] = []
       let voice = turn.voice === undefined ? undefined : findVoice(turn.voice)
       let speaking: Promise<void> = Promise.resolve()
       let synthesisFailed: string | undefined
@@ -242,9 +253,11 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
           if (signal.aborted) return
           const sampleRate = wav.length >= 28 ? wav.readUInt32LE(24) : 22_050
           const durationMs = Math.round(timing ? timing.durationMs : ((wav.length - WAV_HEADER_BYTES) / 2 / sampleRate) * 1000)
+          if (spoken !== undefined) return
           mark('firstAudio')
-          await send({ type: 'audio', index, text: sentence, format: 'wav', durationMs, visemes: timing ? visemeTimeline(timing) : null, audio: wav.toString('base64') })
+          // Said once handed to the socket (which queues it at once), even if its write waits for a slow reader.
           said.push(sentence)
+          await emit({ type: 'audio', index, text: sentence, format: 'wav', durationMs, visemes: timing ? visemeTimeline(timing) : null, audio: wav.toString('base64') })
         } catch (error) {
           if (signal.aborted) return
           synthesisFailed = error instanceof SynthesisError ? error.message : reason(error)
@@ -258,7 +271,7 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
         onToken: async (content) => {
           if (signal.aborted) return
           mark('firstToken')
-          await send({ type: 'token', content })
+          await emit({ type: 'token', content })
           for (const sentence of splitter.push(content)) speak(sentence)
         },
       })
@@ -267,16 +280,16 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
       if (result.type === 'error') halt.abort(new Error(result.message))
       await speaking
       if (synthesisFailed !== undefined) {
-        await send({ type: 'error', message: `Speech synthesis failed: ${synthesisFailed}` })
+        await emit({ type: 'error', message: `Speech synthesis failed: ${synthesisFailed}` })
         return 'error'
       }
       if (result.type === 'error') {
-        await send({ type: 'error', message: result.message })
+        await emit({ type: 'error', message: result.message })
         return 'error'
       }
-      if (signal.aborted || result.type === 'aborted') return ending(said, turnOf.store)
+      if (signal.aborted || result.type === 'aborted') return ending(turnOf.store)
       await turnOf.store()
-      await send({ type: 'done', ...result.reply })
+      await emit({ type: 'done', ...result.reply })
       return 'done'
     }
   }
