@@ -338,6 +338,41 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     client.socket.close()
   })
 
+  it('ends a turn with one error frame when recognition, synthesis or the model fails, storing nothing, and with the transcript alone when nothing was recognised', async (t) => {
+    const cases = [
+      { name: 'recognition', asr: createFakeAsrProvider({ fail: true }), tts: createFakeTtsProvider(), llm: createFakeLlm(), last: { type: 'error', message: 'Speech recognition failed: the fake recognizer was told to fail' } },
+      { name: 'synthesis', asr: createFakeAsrProvider(), tts: createFakeTtsProvider({ fail: 'before' }), llm: createFakeLlm(), last: { type: 'error', message: 'Speech synthesis failed: The fake provider was told to fail' } },
+      {
+        name: 'model',
+        asr: createFakeAsrProvider(),
+        tts: createFakeTtsProvider(),
+        llm: createFakeLlm({ pieces: ['Fine.', ' And', ' you'], failAfter: 2 }),
+        last: { type: 'error', message: 'The language model stopped responding; the reply is incomplete.' },
+      },
+      { name: 'silence', asr: createFakeAsrProvider({ text: '  ' }), tts: createFakeTtsProvider(), llm: createFakeLlm(), last: { type: 'transcript', text: '', final: true } },
+    ]
+    for (const { name, asr, tts, llm, last } of cases) {
+      const { app } = await buildAvatarApp(t, { deps: { avatar: { asr, tts, llm } } })
+      const url = await app.listen({ port: 0, host: '127.0.0.1' })
+      const client = await openClient(url, `voice-fail-${name}`)
+      client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 300 })
+      client.speak(Buffer.concat([silencePcm(200), hello, silencePcm(1200)]))
+      await client.waitFor(is(last.type), `the end of the ${name} case`)
+      // Nothing more comes for the turn: a typed turn's answer is the next thing on the socket.
+      const from = client.frames.length
+      client.send({ type: 'chat', userText: 'Still there?' })
+      // (The failing model fails the typed turn too.)
+      await client.waitFor((frame) => frame.type === 'done' || frame.type === 'error', 'the typed reply', from)
+      const turn = client.frames.slice(client.frames.findIndex(is('vad', (frame) => frame.speaking === false)), from)
+      assert.deepEqual(turn.at(-1), last, name)
+      assert.ok(!turn.some((frame) => frame.type === 'done' || frame.type === 'interrupted'), name)
+      // Nothing of the spoken turn is in the history.
+      const messages = ((await app.inject({ method: 'GET', url: `/v1/session/voice-fail-${name}/history` })).json().messages ?? []) as Array<{ content: string }>
+      assert.ok(!messages.some((message) => message.content === 'hello avatar'), name)
+      client.socket.close()
+    }
+  })
+
   it('answers bad voice frames with error frames, and the socket stays open for chat', async (t) => {
     const { app } = await buildAvatarApp(t, { deps: { avatar: { asr: createFakeAsrProvider(), tts: createFakeTtsProvider(), llm: createFakeLlm() } } })
     const base = await app.listen({ port: 0, host: '127.0.0.1' })

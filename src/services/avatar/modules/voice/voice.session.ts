@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { INTERNAL_ERROR_DETAIL } from '../../errors.ts'
 import { type AsrProvider, encodeWav16 } from '../../providers/asr/index.ts'
 import { defaultVoiceFor, findVoice, SynthesisError, type TtsProvider, VOICES } from '../../providers/tts/index.ts'
 import { type VisemeSpan, visemeTimeline } from '../speech/index.ts'
@@ -159,8 +160,15 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
     current = controller
     const turnSettings = settings
     host.schedule(async () => {
-      if (turnSettings) await runReply(audio, turnSettings, controller.signal)
-      if (current === controller) current = undefined
+      try {
+        if (turnSettings) await runReply(audio, turnSettings, controller.signal)
+      } catch (error) {
+        // A bug, or the database failing to store the exchange: the socket and its next turns go on.
+        host.log.error({ err: error }, 'voice turn failed')
+        if (!host.gone.aborted) await send({ type: 'error', message: INTERNAL_ERROR_DETAIL })
+      } finally {
+        if (current === controller) current = undefined
+      }
     })
   }
 
