@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { before, describe, it } from 'node:test'
+import { decodeWav, resample } from '../../../../src/services/avatar/providers/asr/wav-decode.ts'
 import { createSileroTurnDetector, type TurnDetectorOptions } from '../../../../src/services/avatar/modules/voice/turn-detector.ts'
 import { silencePcm, speechPcm } from './audio.ts'
 
@@ -32,6 +34,9 @@ async function detect(audio: Buffer, options: Partial<TurnDetectorOptions>, fini
   return { events, turns }
 }
 
+/** Debian's pocketsphinx-testdata: five LibriVox sentences read by a person (16 kHz WAV). */
+const LIBRIVOX = '/usr/share/pocketsphinx/test/data/librivox'
+
 describe('the Silero turn detector', () => {
   let hello: Buffer
   before(async () => {
@@ -44,6 +49,27 @@ describe('the Silero turn detector', () => {
     const seconds = turns[0].length / 16000
     assert.ok(Math.abs(seconds - hello.length / 32000) < 0.8, `turn of ${seconds} s`)
   })
+
+  it(
+    'makes one turn of each sentence a person reads (LibriVox recordings), covering it',
+    { skip: !existsSync(LIBRIVOX) && 'Debian\'s pocketsphinx-testdata is not installed (apt-get install pocketsphinx-testdata)' },
+    async () => {
+      const files = readdirSync(LIBRIVOX).filter((name) => name.endsWith('.wav'))
+      assert.equal(files.length, 5)
+      for (const name of files) {
+        const decoded = decodeWav(readFileSync(`${LIBRIVOX}/${name}`))
+        assert.ok(decoded, name)
+        const samples = resample(decoded, 16000)
+        const pcm = Buffer.alloc(samples.length * 2)
+        for (let index = 0; index < samples.length; index++) pcm.writeInt16LE(Math.round(Math.max(-1, Math.min(1, samples[index])) * 32767), index * 2)
+        // A reader's pauses between clauses are under 0.8 s.
+        const { events, turns } = await detect(Buffer.concat([silencePcm(500), pcm, silencePcm(1500)]), { endOfTurnMs: 800 })
+        assert.deepEqual(events, ['speech', 'turn'], name)
+        const covered = turns[0].length / samples.length
+        assert.ok(covered > 0.9 && covered < 1.3, `${name}: the turn holds ${covered} of the recording`)
+      }
+    },
+  )
 
   it('ends an utterance that goes on past the limit without waiting for a pause', async () => {
     // 3 s of silence would end the turn; the pauses between the sentences are shorter.
