@@ -422,6 +422,31 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     client.socket.close()
   })
 
+  it('counts voice.start and each turn that reaches the model against the chat budget, not the audio frames', async (t) => {
+    const asr = createFakeAsrProvider()
+    const { app } = await buildAvatarApp(t, { env: { AVATAR_RATE_LIMIT: '3/min' }, deps: { avatar: { asr, tts: createFakeTtsProvider(), llm: createFakeLlm() } } })
+    const url = await app.listen({ port: 0, host: '127.0.0.1' })
+    const client = await openClient(url, 'voice-budget')
+    client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 300 })
+    const turn = Buffer.concat([silencePcm(200), hello, silencePcm(1200)])
+    // voice.start, the first turn and a typed turn use the 3 of the minute; the audio frames (about 150 a turn) none.
+    client.speak(turn)
+    await client.waitFor(is('done'), 'the first spoken reply')
+    let from = client.frames.length
+    client.send({ type: 'chat', userText: 'typed' })
+    await client.waitFor(is('done'), 'the typed reply', from)
+    from = client.frames.length
+    client.speak(turn)
+    const refused = await client.waitFor(is('error'), 'the refused turn', from)
+    assert.match(String(refused.message), /^Rate limit exceeded\. Try again in \d+ seconds\.$/)
+    // Recognised (the transcript is sent), but no reply and nothing stored.
+    assert.deepEqual(
+      client.frames.slice(from).map((frame) => frame.type),
+      ['vad', 'vad', 'transcript', 'error'],
+    )
+    client.socket.close()
+  })
+
   it('refuses voice mode when no recogniser is configured, saying what to set', async (t) => {
     const { app } = await buildAvatarApp(t, {
       deps: { avatar: { asr: createFakeAsrProvider({ status: { provider: 'none', available: false, message: 'Speech recognition is not configured: set AVATAR_ASR_API_KEY' } }), tts: createFakeTtsProvider() } },
