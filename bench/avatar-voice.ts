@@ -5,7 +5,8 @@
 // silence), as a microphone would send it. Measured on this client's clock, from the moment the
 // frame holding the last audible sample of the utterance was sent: the end of turn (`vad`
 // speaking:false), the transcript, the first token, and the first `audio` frame (the first reply
-// sample the page could play). Not the browser measurement of item 7: no page, no playback.
+// sample the page could play). Then barge-in: speech over a reply that is still being spoken, from
+// its onset to `vad` and `interrupted`. Not the browser measurement of item 7: no page, no playback.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import WebSocket from 'ws'
@@ -71,6 +72,49 @@ async function oneTurn(url: string, speech: Buffer, session: string): Promise<Tu
   }
 }
 
+/**
+ * Barge-in: once the first sentence of a reply has arrived, the person speaks again (real time).
+ * From the send of the frame holding the first audible sample of that speech: `vad` speaking:true
+ * (the detector needs minSpeechMs of speech, 250 ms by default) and `interrupted`. Undefined when
+ * the reply had ended (done) before the speech was heard.
+ */
+async function oneBargeIn(url: string, speech: Buffer, again: Buffer, session: string): Promise<{ heard: number; interrupted: number } | undefined> {
+  const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/ws?session_id=${session}`)
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
+  const seen: Record<string, number> = {}
+  socket.on('message', (data) => {
+    const frame = JSON.parse(String(data)) as { type: string; speaking?: boolean }
+    const key = frame.type === 'vad' ? `vad:${frame.speaking}` : frame.type
+    const now = performance.now()
+    if (seen.audio !== undefined && key === 'vad:true') seen.bargeVad ??= now
+    seen[key] ??= now
+  })
+  socket.send(JSON.stringify({ type: 'voice.start', sampleRate: 16000, endOfTurnMs }))
+  const first = framesOf(Buffer.concat([silencePcm(300), speech]))
+  const second = framesOf(again)
+  const onset = second.findIndex((frame) => frame.some((_, index) => index % 2 === 1 && Math.abs(frame.readInt16LE(index - 1)) > 328))
+  const silence = silencePcm(FRAME_MS)
+  let phase: 'speaking' | 'waiting' | 'again' = 'speaking'
+  let againIndex = 0
+  let onsetAt = Number.NaN
+  const start = performance.now()
+  for (let index = 0; index < first.length + 800 && seen.interrupted === undefined && seen.done === undefined; index++) {
+    const wait = start + index * FRAME_MS - performance.now()
+    if (wait > 0) await sleep(wait)
+    if (phase === 'speaking' && index >= first.length) phase = 'waiting'
+    if (phase === 'waiting' && seen.audio !== undefined) phase = 'again'
+    if (phase === 'speaking') socket.send(first[index])
+    else if (phase === 'again' && againIndex < second.length) {
+      socket.send(second[againIndex])
+      if (againIndex === onset) onsetAt = performance.now()
+      againIndex++
+    } else socket.send(silence)
+  }
+  socket.close()
+  if (seen.interrupted === undefined) return undefined
+  return { heard: seen.bargeVad - onsetAt, interrupted: seen.interrupted - onsetAt }
+}
+
 const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]
@@ -94,4 +138,25 @@ try {
   }
 } finally {
   await server.stop()
+}
+
+// Barge-in needs a reply still being spoken when the person speaks again: the mock writes slowly here.
+const slow = await startTriad({ TRIAD_SERVICES: 'avatar', AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx', AVATAR_MOCK_TOKEN_DELAY: '300ms' })
+try {
+  const [speech, again] = await speechPcm(['Hello avatar, how are you today?', 'Wait, stop please.'])
+  const stops: Array<{ heard: number; interrupted: number }> = []
+  for (let round = 0; round < repeats * 3; round++) {
+    const stop = await oneBargeIn(slow.url, speech, again, `bench-barge-${round}`)
+    if (stop) stops.push(stop)
+    console.log(stop ? `barge-in: speech heard ${stop.heard.toFixed(0)} ms after its onset, interrupted ${stop.interrupted.toFixed(0)} ms` : 'barge-in: the reply had ended first')
+  }
+  if (stops.length > 0) {
+    console.log(`\nbarge-in over ${stops.length} (ms after the onset of the speech over the reply; minSpeechMs 250):`)
+    for (const stage of ['heard', 'interrupted'] as const) {
+      const values = stops.map((stop) => stop[stage])
+      console.log(`  ${stage.padEnd(11)} p50 ${quantile(values, 0.5).toFixed(0).padStart(5)}  p95 ${quantile(values, 0.95).toFixed(0).padStart(5)}`)
+    }
+  }
+} finally {
+  await slow.stop()
 }
