@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { before, describe, it } from 'node:test'
 import { decodeWav, resample } from '../../../../src/services/avatar/providers/asr/wav-decode.ts'
 import { createSileroTurnDetector, type TurnDetectorOptions } from '../../../../src/services/avatar/modules/voice/turn-detector.ts'
+import { engineIndependent } from '../../../helpers/build-app.ts'
 import { silencePcm, speechPcm } from './audio.ts'
 
 function floats(pcm: Buffer): Float32Array {
@@ -37,7 +38,7 @@ async function detect(audio: Buffer, options: Partial<TurnDetectorOptions>, fini
 /** Debian's pocketsphinx-testdata: five LibriVox sentences read by a person (16 kHz WAV). */
 const LIBRIVOX = '/usr/share/pocketsphinx/test/data/librivox'
 
-describe('the Silero turn detector', () => {
+describe('the Silero turn detector', { skip: engineIndependent }, () => {
   let hello: Buffer
   before(async () => {
     ;[hello] = await speechPcm(['Hello avatar, how are you today?'])
