@@ -58,6 +58,18 @@ const benchmarks: Benchmark[] = [
   { name: 'avatar-chat', file: 'bench/avatar-chat.ts', smokeArgs: ['--smoke'] },
   { name: 'avatar-speech', file: 'bench/avatar-speech.ts', smokeArgs: ['--smoke'] },
   { name: 'avatar-llm-client', file: 'bench/avatar-llm-client.ts', smokeArgs: ['--smoke'] },
+  {
+    name: 'avatar-voice',
+    file: 'bench/avatar-voice.ts',
+    smokeArgs: ['--smoke'],
+    unavailable: () => (existsSync('/usr/share/pocketsphinx/model/en-us') ? undefined : 'Debian packages missing: pocketsphinx, pocketsphinx-en-us'),
+  },
+  {
+    name: 'avatar-voice-wer',
+    file: 'bench/avatar-voice-wer.ts',
+    smokeArgs: ['--smoke'],
+    unavailable: () => (existsSync('/usr/share/pocketsphinx/test/data/librivox') ? undefined : 'Debian package missing: pocketsphinx-testdata'),
+  },
   { name: 'core-utilities', file: 'bench/core-utilities.ts', smokeArgs: ['--smoke'] },
   { name: 'metrics-overhead', file: 'bench/metrics-overhead.ts', args: ['--profile'], smokeArgs: ['--smoke'] },
   { name: 'growth', file: 'bench/growth.ts', smokeArgs: ['--smoke'] },

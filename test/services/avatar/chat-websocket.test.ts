@@ -232,7 +232,7 @@ describe('GET /ws: chat over a WebSocket', () => {
     const client = await openClient(base, '?session_id=bad-frames')
     const raw: Array<[string | Buffer, string]> = [
       ['{"type":"chat",', 'Malformed JSON in message'],
-      [Buffer.from([1, 2, 3]), 'Binary frames are not accepted; send JSON as text'],
+      [Buffer.from([1, 2, 3]), 'Audio frames need voice mode: send {"type":"voice.start","sampleRate":16000} first'],
       ['[1,2]', 'message must be a JSON object'],
       ['"chat"', 'message must be a JSON object'],
       ['{"type":"ping"}', 'Unknown message type: ping'],

@@ -118,6 +118,15 @@ export function createChatService(deps: ChatServiceDeps) {
   return {
     prepare,
 
+    /**
+     * Stores an exchange streamed with `store: false`: the whole reply, or only `said` (what a
+     * voice reply had spoken when it was interrupted), its emotion and action then read from it.
+     */
+    async storeSpoken(prepared: PreparedChat, reply: ChatReply | undefined, said?: string): Promise<void> {
+      if (said !== undefined) return record(prepared, withMarkers(said, { sawMarker: false }))
+      if (reply) await record(prepared, reply)
+    },
+
     /** The whole reply: the model's, or the mock's when there is no model or it failed. */
     async reply(prepared: PreparedChat, options: { log: FastifyBaseLogger; signal?: AbortSignal }): Promise<ChatReply> {
       let reply: ChatReply | undefined
@@ -147,9 +156,11 @@ export function createChatService(deps: ChatServiceDeps) {
      */
     async stream(
       prepared: PreparedChat,
-      options: { log: FastifyBaseLogger; signal: AbortSignal; onToken: (text: string) => Promise<void> },
+      options: { log: FastifyBaseLogger; signal: AbortSignal; onToken: (text: string) => Promise<void>; store?: boolean },
     ): Promise<StreamOutcome> {
       const { signal, log } = options
+      // Voice mode stores the exchange itself, once the reply has been said (or the part that was).
+      const keep = (reply: ChatReply) => (options.store === false ? Promise.resolve() : record(prepared, reply))
       // Counted as sent and recorded once per stream (a counter per token would cost more than the token).
       let modelTokens = 0
       let mockTokens = 0
@@ -196,7 +207,7 @@ export function createChatService(deps: ChatServiceDeps) {
         }
         if (sent) {
           const reply = withMarkers(sent, filter.result)
-          await record(prepared, reply)
+          await keep(reply)
           return { type: 'done', reply }
         }
       }
@@ -214,7 +225,7 @@ export function createChatService(deps: ChatServiceDeps) {
         sent += token
         await onToken(token)
       }
-      await record(prepared, reply)
+      await keep(reply)
       return { type: 'done', reply }
       }
     },

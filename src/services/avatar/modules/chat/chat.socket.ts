@@ -17,6 +17,7 @@ import { type ChatFrame, ChatSocketQuerySchema, chatFrameSchema } from './chat.s
 import type { ChatService } from './chat.service.ts'
 import type { ChatEvent, TurnRunner } from './chat.turn.ts'
 import type { ControlService } from '../control/index.ts'
+import { createVoiceSession, type VoiceChat, type VoiceDeps, type VoiceEvent, type VoiceSession } from '../voice/index.ts'
 
 export interface ChatSocketOptions {
   chat: ChatService
@@ -30,6 +31,8 @@ export interface ChatSocketOptions {
   lifecycle: Lifecycle
   /** The operator channel: its messages for the socket's session go out as frames too. */
   control: Pick<ControlService, 'follow'>
+  /** Voice mode (`voice.start` and binary audio frames); absent, such frames are refused. */
+  voice?: VoiceDeps
 }
 
 /** Close codes (RFC 6455 §7.4.1). */
@@ -47,6 +50,28 @@ const MAX_WAITING_FRAMES = 8
 /** Bytes queued on a socket past which a turn waits for its client to read. */
 const WRITE_HIGH_WATER = 64 * 1024
 
+function toBuffer(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data
+  if (Array.isArray(data)) return Buffer.concat(data)
+  return Buffer.from(data)
+}
+
+/** A text frame of voice mode (`{"type":"voice.…"}`), or undefined for any other frame. */
+function voiceCommand(data: RawData): ({ type: string } & Record<string, unknown>) | undefined {
+  const text = toBuffer(data)
+  // Cheap test first: chat frames, most of the traffic, are parsed once, in their turn.
+  if (!text.includes('voice.')) return undefined
+  let frame: unknown
+  try {
+    frame = JSON.parse(text.toString())
+  } catch {
+    return undefined
+  }
+  if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) return undefined
+  const type = (frame as { type?: unknown }).type
+  return typeof type === 'string' && type.startsWith('voice.') ? (frame as { type: string } & Record<string, unknown>) : undefined
+}
+
 function upgradeRequired(): AppError {
   return avatarError('upgrade_required', 'This endpoint speaks WebSocket only; open it with a WebSocket client', { headers: { upgrade: 'websocket' } })
 }
@@ -63,6 +88,9 @@ const SocketDescription = [
   'with `{"type":"token","content"}` frames, then one `{"type":"done","replyText","emotion","action"}` or one `{"type":"error","message"}`,',
   'the events of `POST /v1/chat/stream`. A bad frame or a frame over the rate limit is answered with an error frame and the socket stays open.',
   'What operators send to the session arrives as `{"type":"say",…}` and `{"type":"act",…}` frames, the events of `GET /v1/session/{session_id}/events`.',
+  'Voice mode: after `{"type":"voice.start","sampleRate":16000}` the client streams its microphone as binary frames (16-bit PCM, 16 kHz, mono);',
+  'each turn is detected (`vad`), recognised (`transcript`), answered (`token`…) and spoken sentence by sentence (`audio`: WAV as base64 with its',
+  'viseme timeline) before `done`; speaking over the avatar stops it (`interrupted`). `{"type":"voice.stop"}` ends it.',
   'The server pings every AVATAR_WS_HEARTBEAT and closes a socket that did not answer the previous ping.',
   'Without a WebSocket upgrade the route answers 426. See docs/avatar-protocol.md.',
 ].join(' ')
@@ -100,7 +128,7 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
    * (a setImmediate of the iteration the tokens came in) is durable. A token waits at most one
    * iteration of the loop, which does not block while an immediate is pending.
    */
-  const sendEvent = (socket: WebSocket, connection: Socket, event: ChatEvent): Promise<void> => {
+  const sendEvent = (socket: WebSocket, connection: Socket, event: ChatEvent | VoiceEvent): Promise<void> => {
     if (socket.readyState !== socket.OPEN) return Promise.resolve()
     if (connection.writableCorked === 0) {
       connection.cork()
@@ -175,6 +203,28 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
     }
   }
 
+  /** What voice mode needs of the chat, for one socket: the same budget, turn and history as a chat frame. */
+  function voiceChat(request: FastifyRequest, sessionId: string, limitKey: string | undefined): VoiceChat {
+    return {
+      async admit() {
+        if (!limiter || limitKey === undefined) return undefined
+        const result = await limiter.hit(limitKey)
+        return result.allowed ? undefined : detailOf(rateLimitExceeded(result))
+      },
+      async stream(userText, meta, { signal, onToken }) {
+        let prepared: Awaited<ReturnType<ChatService['prepare']>>
+        try {
+          prepared = await chat.prepare({ sessionId, userText, meta }, { log: request.log })
+        } catch (error) {
+          return { outcome: { type: 'error', message: detailOf(error) }, store: async () => {} }
+        }
+        const outcome = await chat.stream(prepared, { log: request.log, signal, onToken, store: false })
+        const reply = outcome.type === 'done' ? outcome.reply : undefined
+        return { outcome, store: (said) => chat.storeSpoken(prepared, reply, said) }
+      },
+    }
+  }
+
   function serve(socket: WebSocket, request: FastifyRequest, sessionId: string) {
     const gone = new AbortController()
     const closed = options.metrics.streamOpened('websocket')
@@ -182,6 +232,26 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
     const limitKey = limiter ? rateLimitKey(request) : undefined
     let waiting = 0
     let queue: Promise<void> = Promise.resolve()
+    let voice: VoiceSession | undefined
+    /** Runs `work` after every frame answered before it (one turn at a time, in order). */
+    const enqueue = (work: () => Promise<void>) => {
+      waiting++
+      queue = queue
+        .then(() => (gone.signal.aborted ? undefined : work()))
+        .finally(() => {
+          waiting--
+          closeIfIdle(true)
+        })
+    }
+    const openVoice = (deps: VoiceDeps) =>
+      (voice ??= createVoiceSession(deps, {
+        log: request.log,
+        sessionId,
+        chat: voiceChat(request, sessionId, limitKey),
+        send: (event) => sendEvent(socket, request.raw.socket, event),
+        schedule: enqueue,
+        gone: gone.signal,
+      }))
 
     const closeIfIdle = (afterTurn: boolean) => {
       if (waiting > 0) return
@@ -217,6 +287,7 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
     })
 
     socket.on('close', () => {
+      voice?.close()
       stopListening()
       closed()
       clearInterval(heartbeat)
@@ -228,15 +299,17 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
     socket.on('message', (data, isBinary) => {
       answeredPing = true
       if (socket.readyState !== socket.OPEN) return
+      // Voice mode's frames are taken at once, not after a running turn: the microphone keeps
+      // streaming while the avatar answers (barge-in), and its replies queue as turns.
+      const voiceDeps = options.voice
+      if (voiceDeps) {
+        if (isBinary) return openVoice(voiceDeps).audio(toBuffer(data))
+        const command = voiceCommand(data)
+        if (command) return openVoice(voiceDeps).command(command)
+      }
       if (waiting > MAX_WAITING_FRAMES) return socket.close(POLICY_VIOLATION, 'too many messages waiting for a reply')
-      waiting++
       // One turn at a time, in the order the frames came: each frame's events follow the previous one's end.
-      queue = queue
-        .then(() => (gone.signal.aborted ? undefined : answer(socket, request, sessionId, limitKey, gone.signal, data, isBinary)))
-        .finally(() => {
-          waiting--
-          closeIfIdle(true)
-        })
+      enqueue(() => answer(socket, request, sessionId, limitKey, gone.signal, data, isBinary))
     })
     closeIfIdle(false)
   }

@@ -14,6 +14,8 @@ import { createChatService } from './chat.service.ts'
 import { rateLimitExceeded } from './chat.limits.ts'
 import { chatSocketRoutes } from './chat.socket.ts'
 import { createTurnRunner } from './chat.turn.ts'
+import type { AsrProvider } from '../../providers/asr/index.ts'
+import type { TtsProvider } from '../../providers/tts/index.ts'
 
 export interface ConversationDeps {
   database: Database
@@ -27,6 +29,8 @@ export interface ConversationDeps {
   /** For what concerns no one request (an unknown character asked for by a WebSocket frame logs with its socket's). */
   log: FastifyBaseLogger
   metrics?: AvatarMetrics
+  /** The recogniser and synthesiser of voice mode on `/ws`; without them voice frames are refused. */
+  speech?: { asr: AsrProvider; tts: TtsProvider }
 }
 
 /** The model the configuration asks for: none without a key, so replies come from the mock. */
@@ -86,6 +90,7 @@ export function createConversation(deps: ConversationDeps) {
         lifecycle: deps.lifecycle,
         metrics,
         control: control.service,
+        voice: deps.speech ? { ...deps.speech, shutdownDeadline: deps.lifecycle.deadline } : undefined,
       })
     },
     /** Closes the operator channel's own connection (its Redis subscriber). */

@@ -1,0 +1,162 @@
+// Voice mode latency on the server side (issue 29, a first look at item 7).
+// Usage: node bench/avatar-voice.ts [--repeats 3 --end-of-turn 200 --smoke]
+// A fresh `triad serve` (avatar only, mock model, pocketsphinx, espeak-ng) gets espeak-ng speech
+// resampled to 16 kHz over /ws in voice mode, paced in real time (a 20 ms frame every 20 ms, then
+// silence), as a microphone would send it. Measured on this client's clock, from the moment the
+// frame holding the last audible sample of the utterance was sent: the end of turn (`vad`
+// speaking:false), the transcript, the first token, and the first `audio` frame (the first reply
+// sample the page could play). Then barge-in: speech over a reply that is still being spoken, from
+// its onset to `vad` and `interrupted`. Not the browser measurement of item 7: no page, no playback.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { parseArgs } from 'node:util'
+import WebSocket from 'ws'
+import { framesOf, silencePcm, speechPcm } from '../test/services/avatar/voice/audio.ts'
+import { smoke, startTriad } from './lib.ts'
+
+const { values } = parseArgs({
+  options: { repeats: { type: 'string', default: '3' }, 'end-of-turn': { type: 'string', default: '200' }, smoke: { type: 'boolean', default: false } },
+})
+const repeats = smoke ? 1 : Number(values.repeats)
+const endOfTurnMs = Number(values['end-of-turn'])
+const PHRASES = ['What is the weather like today?', 'Hello avatar, how are you?', 'Tell me a story about a dog.']
+const FRAME_MS = 20
+
+/** The index of the 20 ms frame holding the last sample louder than −40 dBFS. */
+function lastAudibleFrame(pcm: Buffer): number {
+  for (let sample = pcm.length / 2 - 1; sample >= 0; sample--) if (Math.abs(pcm.readInt16LE(sample * 2)) > 328) return Math.floor(sample / (16 * FRAME_MS))
+  return 0
+}
+
+interface Turn {
+  endOfTurn: number
+  transcript: number
+  firstToken: number
+  firstAudio: number
+  text: string
+}
+
+async function oneTurn(url: string, speech: Buffer, session: string): Promise<Turn> {
+  const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/ws?session_id=${session}`)
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
+  const seen: Record<string, number> = {}
+  let text = ''
+  let spokeAt = Number.NaN
+  socket.on('message', (data) => {
+    const frame = JSON.parse(String(data)) as { type: string; speaking?: boolean; text?: string }
+    const now = performance.now()
+    const key = frame.type === 'vad' ? `vad:${frame.speaking}` : frame.type
+    seen[key] ??= now
+    if (frame.type === 'transcript') text = frame.text ?? ''
+  })
+  socket.send(JSON.stringify({ type: 'voice.start', sampleRate: 16000, endOfTurnMs }))
+  const frames = framesOf(Buffer.concat([silencePcm(300), speech]))
+  const last = lastAudibleFrame(Buffer.concat([silencePcm(300), speech]))
+  const silence = silencePcm(FRAME_MS)
+  const start = performance.now()
+  // Real time: frame i leaves at start + 20 ms × i; silence follows until the first audio (10 s at most).
+  for (let index = 0; index < frames.length + 500 && seen.audio === undefined && seen.error === undefined; index++) {
+    const due = start + index * FRAME_MS
+    const wait = due - performance.now()
+    if (wait > 0) await sleep(wait)
+    socket.send(index < frames.length ? frames[index] : silence)
+    if (index === last) spokeAt = performance.now()
+  }
+  socket.close()
+  if (seen.audio === undefined) throw new Error(`no audio: ${JSON.stringify(seen)}`)
+  return {
+    endOfTurn: seen['vad:false'] - spokeAt,
+    transcript: seen.transcript - spokeAt,
+    firstToken: seen.token - spokeAt,
+    firstAudio: seen.audio - spokeAt,
+    text,
+  }
+}
+
+/**
+ * Barge-in: once the first sentence of a reply has arrived, the person speaks again (real time).
+ * From the send of the frame holding the first audible sample of that speech: `vad` speaking:true
+ * (the detector needs minSpeechMs of speech, 250 ms by default) and `interrupted`. Undefined when
+ * the reply had ended (done) before the speech was heard.
+ */
+async function oneBargeIn(url: string, speech: Buffer, again: Buffer, session: string): Promise<{ heard: number; interrupted: number } | undefined> {
+  const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/ws?session_id=${session}`)
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
+  const seen: Record<string, number> = {}
+  socket.on('message', (data) => {
+    const frame = JSON.parse(String(data)) as { type: string; speaking?: boolean }
+    const key = frame.type === 'vad' ? `vad:${frame.speaking}` : frame.type
+    const now = performance.now()
+    if (seen.audio !== undefined && key === 'vad:true') seen.bargeVad ??= now
+    seen[key] ??= now
+  })
+  socket.send(JSON.stringify({ type: 'voice.start', sampleRate: 16000, endOfTurnMs }))
+  const first = framesOf(Buffer.concat([silencePcm(300), speech]))
+  const second = framesOf(again)
+  const onset = second.findIndex((frame) => frame.some((_, index) => index % 2 === 1 && Math.abs(frame.readInt16LE(index - 1)) > 328))
+  const silence = silencePcm(FRAME_MS)
+  let phase: 'speaking' | 'waiting' | 'again' = 'speaking'
+  let againIndex = 0
+  let onsetAt = Number.NaN
+  const start = performance.now()
+  for (let index = 0; index < first.length + 800 && seen.interrupted === undefined && seen.done === undefined; index++) {
+    const wait = start + index * FRAME_MS - performance.now()
+    if (wait > 0) await sleep(wait)
+    if (phase === 'speaking' && index >= first.length) phase = 'waiting'
+    if (phase === 'waiting' && seen.audio !== undefined) phase = 'again'
+    if (phase === 'speaking') socket.send(first[index])
+    else if (phase === 'again' && againIndex < second.length) {
+      socket.send(second[againIndex])
+      if (againIndex === onset) onsetAt = performance.now()
+      againIndex++
+    } else socket.send(silence)
+  }
+  socket.close()
+  if (seen.interrupted === undefined) return undefined
+  return { heard: seen.bargeVad - onsetAt, interrupted: seen.interrupted - onsetAt }
+}
+
+const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]
+}
+
+const server = await startTriad({ TRIAD_SERVICES: 'avatar', AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx' })
+try {
+  const speech = await speechPcm(PHRASES)
+  const turns: Turn[] = []
+  for (let round = 0; round < repeats; round++) {
+    for (const [index, pcm] of speech.entries()) {
+      const turn = await oneTurn(server.url, pcm, `bench-voice-${round}-${index}`)
+      turns.push(turn)
+      console.log(`${PHRASES[index].padEnd(34)} heard ${JSON.stringify(turn.text).padEnd(40)} end of turn ${turn.endOfTurn.toFixed(0)} ms, transcript ${turn.transcript.toFixed(0)}, first token ${turn.firstToken.toFixed(0)}, first audio ${turn.firstAudio.toFixed(0)}`)
+    }
+  }
+  console.log(`\nvoice-to-first-audio over ${turns.length} turns, endOfTurnMs ${endOfTurnMs} (ms after the last audible sample was sent):`)
+  for (const stage of ['endOfTurn', 'transcript', 'firstToken', 'firstAudio'] as const) {
+    const values = turns.map((turn) => turn[stage])
+    console.log(`  ${stage.padEnd(11)} p50 ${quantile(values, 0.5).toFixed(0).padStart(5)}  p95 ${quantile(values, 0.95).toFixed(0).padStart(5)}`)
+  }
+} finally {
+  await server.stop()
+}
+
+// Barge-in needs a reply still being spoken when the person speaks again: the mock writes slowly here.
+const slow = await startTriad({ TRIAD_SERVICES: 'avatar', AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx', AVATAR_MOCK_TOKEN_DELAY: '300ms' })
+try {
+  const [speech, again] = await speechPcm(['Hello avatar, how are you today?', 'Wait, stop please.'])
+  const stops: Array<{ heard: number; interrupted: number }> = []
+  for (let round = 0; round < (smoke ? 1 : repeats * 3); round++) {
+    const stop = await oneBargeIn(slow.url, speech, again, `bench-barge-${round}`)
+    if (stop) stops.push(stop)
+    console.log(stop ? `barge-in: speech heard ${stop.heard.toFixed(0)} ms after its onset, interrupted ${stop.interrupted.toFixed(0)} ms` : 'barge-in: the reply had ended first')
+  }
+  if (stops.length > 0) {
+    console.log(`\nbarge-in over ${stops.length} (ms after the onset of the speech over the reply; minSpeechMs 250):`)
+    for (const stage of ['heard', 'interrupted'] as const) {
+      const values = stops.map((stop) => stop[stage])
+      console.log(`  ${stage.padEnd(11)} p50 ${quantile(values, 0.5).toFixed(0).padStart(5)}  p95 ${quantile(values, 0.95).toFixed(0).padStart(5)}`)
+    }
+  }
+} finally {
+  await slow.stop()
+}
