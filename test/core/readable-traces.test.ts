@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { register } from 'node:module'
 import { test } from 'node:test'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import type { Kysely } from 'kysely'
@@ -9,12 +8,8 @@ import type { PaymentsTables } from '../../src/services/payments/tables.ts'
 // starts it: the loader hook, the SDK, then what it instruments), and every span of every trace
 // checked: names and attributes by OpenTelemetry's HTTP and database conventions, hooks by
 // their function names, and nothing of the source, the install path or a secret anywhere.
-register('@opentelemetry/instrumentation/hook.mjs', import.meta.url)
-const { startTracing } = await import('../../src/core/telemetry/tracing.ts')
+const { exporter, tracing } = await import('../helpers/tracing-exporter.ts')
 const { SpanKind } = await import('@opentelemetry/api')
-const { InMemorySpanExporter } = await import('@opentelemetry/sdk-trace-base')
-const exporter = new InMemorySpanExporter()
-const tracing = startTracing({ exporter })
 const { buildTestApp } = await import('../helpers/build-app.ts')
 const { authorize, basic, createApp, createMerchant } = await import('../services/payments/helpers.ts')
 const { ADMIN_EMAIL, PASSWORD, loggedIn } = await import('../services/authn/helpers.ts')

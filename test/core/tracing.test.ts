@@ -1,16 +1,11 @@
 import assert from 'node:assert/strict'
-import { register } from 'node:module'
 import { describe, it } from 'node:test'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 
 // As bin/triad.js does: the loader hook first, then the SDK, then everything it instruments
-// (so nothing but node:assert, node:module and node:test is imported statically here).
-register('@opentelemetry/instrumentation/hook.mjs', import.meta.url)
-const { startTracing } = await import('../../src/core/telemetry/tracing.ts')
+// (so nothing but node:assert and node:test is imported statically here; see test/helpers/tracing-exporter.ts).
+const { exporter, tracing } = await import('../helpers/tracing-exporter.ts')
 const { SpanKind } = await import('@opentelemetry/api')
-const { InMemorySpanExporter } = await import('@opentelemetry/sdk-trace-base')
-const exporter = new InMemorySpanExporter()
-const tracing = startTracing({ exporter })
 const { Writable } = await import('node:stream')
 const { buildTestApp, testDialect } = await import('../helpers/build-app.ts')
 const { merchantFixture, authorize } = await import('../services/payments/helpers.ts')
