@@ -122,20 +122,25 @@ test('a rolling restart behind deploy/nginx.conf under steady traffic: 0 failed 
     })()
   const clients = [loop(() => capture(false)), loop(() => capture(true)), loop(chat), loop(stream), loop(read), socketTurns()]
 
-  await sleep(1000)
-  for (const [index, port] of ports.entries()) {
-    const instance = instances[index] as TriadProcess
-    const exited = once(instance.child, 'exit')
-    instance.child.kill('SIGTERM')
-    const [code] = (await exited) as [number | null]
-    assert.equal(code, 0, `instance ${index} stopped with ${code}: ${instance.output().slice(-800)}`)
-    instances[index] = await startTriadProcess(t, env, { port })
-    // As docs/deployment.md says: nginx may still leave the new instance alone for a 503 it
-    // answered while starting (fail_timeout=2s); stopping the other before that leaves nginx none.
-    await sleep(3000)
+  try {
+    await sleep(1000)
+    for (const [index, port] of ports.entries()) {
+      const instance = instances[index] as TriadProcess
+      const exited = once(instance.child, 'exit')
+      instance.child.kill('SIGTERM')
+      const [code] = (await exited) as [number | null]
+      assert.equal(code, 0, `instance ${index} stopped with ${code}: ${instance.output().slice(-800)}`)
+      instances[index] = await startTriadProcess(t, env, { port })
+      // As docs/deployment.md says: nginx may still leave the new instance alone for a 503 it
+      // answered while starting (fail_timeout=2s); stopping the other before that leaves nginx none.
+      await sleep(3000)
+    }
+  } finally {
+    // Also when a step above fails: clients still running once nginx is gone would loop on
+    // refused connections forever and keep the test process alive.
+    running = false
+    await Promise.all(clients)
   }
-  running = false
-  await Promise.all(clients)
 
   const served = Object.values(counts).reduce((sum, count) => sum + count, 0)
   t.diagnostic(`served ${JSON.stringify(counts)}`)

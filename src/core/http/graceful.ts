@@ -51,7 +51,9 @@ export async function listenUntilSignalled(
     app.log.info({ signal, graceMs: options.timeoutMs }, 'shutting down: answering what was sent, finishing running replies')
     const server = app.server
     const deadline = setTimeout(() => {
-      app.log.warn('grace period over: stopping what still runs')
+      // What still runs, for the operator: requests on HTTP connections (upgraded sockets, such
+      // as the avatar's WebSockets, are counted by their own routes and not here).
+      server.getConnections((_error, connections) => app.log.warn({ connections }, 'grace period over: stopping what still runs'))
       lifecycle.endGrace()
       setTimeout(() => server.closeAllConnections(), LAST_WORDS_MS).unref()
     }, options.timeoutMs)

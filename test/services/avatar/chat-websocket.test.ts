@@ -420,6 +420,29 @@ describe('GET /ws when the server stops', () => {
     assert.ok(state.aborted)
   })
 
+  it('draining: a socket whose turn ignores the end of the grace period is cut a moment later, so the close ends', async (t) => {
+    const lifecycle = createLifecycle()
+    // A model that neither yields again nor hears the abort: its turn never ends by itself.
+    const stuck: LlmPort = {
+      name: 'stuck',
+      complete: async () => 'unused',
+      async *stream() {
+        yield '[emotion:happy][action:speak] Hello'
+        await new Promise(() => {})
+      },
+    }
+    const { app } = await buildAvatarApp(t, { llm: stuck, lifecycle })
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const busy = await openClient(base, '?session_id=stuck')
+    busy.send({ type: 'chat', userText: 'talk' })
+    await eventually(() => busy.frames.length >= 1, 'a token')
+    lifecycle.startDraining()
+    const closing = app.close()
+    lifecycle.endGrace()
+    assert.equal((await busy.closed).code, 1006, 'cut without a close frame')
+    await closing
+  })
+
   it('draining before close: a socket answers what it is sent, then closes with 1001', async (t) => {
     const lifecycle = createLifecycle()
     const { app } = await buildAvatarApp(t, { lifecycle })

@@ -264,6 +264,11 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
     }
     const onClosing = () => closeIfIdle(false)
     closing.signal.addEventListener('abort', onClosing, { once: true })
+    // Past the grace period a running turn is told to stop; a socket still open a moment later
+    // (a turn that did not end, a close nobody answered) is cut, as HTTP connections are: an
+    // open WebSocket would otherwise hold the server's close until the process is killed.
+    const onDeadline = () => setTimeout(() => socket.terminate(), CLOSE_WAIT_MS).unref()
+    lifecycle.deadline.addEventListener('abort', onDeadline, { once: true })
 
     let answeredPing = true
     const heartbeat =
@@ -292,6 +297,7 @@ export const chatSocketRoutes: FastifyPluginAsyncTypebox<ChatSocketOptions> = as
       closed()
       clearInterval(heartbeat)
       closing.signal.removeEventListener('abort', onClosing)
+      lifecycle.deadline.removeEventListener('abort', onDeadline)
       // Stops the model of a running turn; its exchange is not stored.
       gone.abort(new Error('client disconnected'))
     })
