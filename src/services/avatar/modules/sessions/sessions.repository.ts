@@ -89,6 +89,15 @@ function messageRow(sessionId: string, seq: number, message: NewMessage): Messag
   }
 }
 
+/** Two rows' values as the pair statement's parameters: the first row's `seq` is `seq0`, the second's `seq1`. */
+function pairParameters(pair: readonly [MessageRow, MessageRow]): Record<PairKey, unknown> {
+  const parameters = {} as Record<PairKey, unknown>
+  pair.forEach((row, index) => {
+    for (const column of Object.keys(row) as (keyof MessageRow)[]) parameters[`${column}${index as 0 | 1}`] = row[column]
+  })
+  return parameters
+}
+
 /**
  * Adds messages to a session and returns the session's new message count. One upsert creates
  * the session on first use, starts an expired one afresh (idle since before `cutoff`: count,
@@ -115,24 +124,8 @@ async function appendMessages(
   const first = total - added + 1
   let index = 0
   for (; index + 1 < added; index += 2) {
-    const a = messageRow(sessionId, first + index, messages[index])
-    const b = messageRow(sessionId, first + index + 1, messages[index + 1])
-    await insertMessagePair(db, dialect, {
-      session_id0: a.session_id,
-      seq0: a.seq,
-      role0: a.role,
-      content0: a.content,
-      emotion0: a.emotion,
-      action0: a.action,
-      created_at0: a.created_at,
-      session_id1: b.session_id,
-      seq1: b.seq,
-      role1: b.role,
-      content1: b.content,
-      emotion1: b.emotion,
-      action1: b.action,
-      created_at1: b.created_at,
-    })
+    const pair = [messageRow(sessionId, first + index, messages[index]), messageRow(sessionId, first + index + 1, messages[index + 1])] as const
+    await insertMessagePair(db, dialect, pairParameters(pair))
   }
   if (index < added) await insertMessage(db, dialect, messageRow(sessionId, first + index, messages[index]))
   return total
