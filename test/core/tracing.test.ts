@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
 import { describe, it } from 'node:test'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 
 // As bin/triad.js does: the loader hook first, then the SDK, then everything it instruments
-// (so nothing but node:assert and node:test is imported statically here; see test/helpers/tracing-exporter.ts).
+// (so nothing but node:assert, node:events and node:test is imported statically here; see test/helpers/tracing-exporter.ts).
 const { exporter, tracing } = await import('../helpers/tracing-exporter.ts')
 const { SpanKind } = await import('@opentelemetry/api')
 const { Writable } = await import('node:stream')
+const { default: WebSocket } = await import('ws')
 const { buildTestApp, testDialect } = await import('../helpers/build-app.ts')
 const { merchantFixture, authorize } = await import('../services/payments/helpers.ts')
 const { startFakeOpenAi } = await import('../services/avatar/fake-openai-server.ts')
@@ -70,6 +72,32 @@ describe('tracing', { concurrency: false }, () => {
     assert.ok(logged, 'the request line')
     assert.equal(logged.trace_id, traceId)
     assert.match(String(logged.span_id), /^[0-9a-f]{16}$/)
+  })
+
+  it("ends a streamed answer's request span when its stream ends (SSE and /ws), with the status that was sent", async (t) => {
+    t.after(() => exporter.reset())
+    const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_RATE_LIMIT: '0' } })
+    const address = await app.listen({ port: 0, host: '127.0.0.1' })
+    exporter.reset()
+    const response = await fetch(`${address}/v1/chat/stream`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'stream-trace-1' }, body: JSON.stringify({ userText: 'hello' }) })
+    assert.equal(response.status, 200)
+    assert.match(await response.text(), /"type":"done"/)
+    const socket = new WebSocket(`${address.replace('http', 'ws')}/ws?session_id=trace`)
+    await once(socket, 'open')
+    socket.close()
+    await once(socket, 'close')
+
+    // @fastify/otel's request span (a child of the HTTP server span; a WebSocket upgrade has none, so there it is the root).
+    const requestSpan = (route: string) => exporter.getFinishedSpans().find((span) => span.name === route && span.attributes['http.request.id'] !== undefined)
+    const requestSpans = () => [requestSpan('POST /v1/chat/stream'), requestSpan('GET /ws')]
+    for (let waited = 0; requestSpans().includes(undefined) && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20))
+    const [stream, websocket] = requestSpans()
+    const ended = exporter.getFinishedSpans().map((span) => `${span.name}(${SpanKind[span.kind]})`).join(', ')
+    assert.ok(stream, `the stream's request span ended: ${ended}`)
+    assert.equal(stream.attributes['http.response.status_code'], 200)
+    assert.equal(stream.attributes['http.request.id'], 'stream-trace-1')
+    assert.ok(websocket, `the socket's request span ended: ${ended}`)
+    assert.equal(websocket.attributes['http.response.status_code'], 101)
   })
 
   it('flushes and stops', async () => {

@@ -1,5 +1,6 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel'
-import { context, SpanKind, trace } from '@opentelemetry/api'
+import type { Socket } from 'node:net'
+import { context, type Span, SpanKind, trace } from '@opentelemetry/api'
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis'
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
@@ -33,6 +34,7 @@ export function startTracing(options: { exporter?: SpanExporter } = {}): { shutd
         requestHook: function nameRequestSpan(span, request) {
           span.setAttribute('http.request.id', String(request.id))
           span.updateName(httpSpanName(request.method, request.routeOptions.url))
+          if (request.headers.upgrade !== undefined) endWithTheSocket(span, request.raw.socket)
         },
         lifecycleHook: function nameLifecycleSpan(span, info) {
           const name = lifecycleSpanName(info.hookName, callbackNameOf(span), info.request)
@@ -87,6 +89,19 @@ export function startTracing(options: { exporter?: SpanExporter } = {}): { shutd
     await proxy.getDelegate?.().forceFlush?.()
   }
   return { shutdown: () => sdk.shutdown() }
+}
+
+/**
+ * A WebSocket's request never reaches the hook that ends its span (@fastify/websocket takes the
+ * reply over), so the span ends with the socket, as the HTTP server span does. A refused upgrade
+ * (400, 426) is an ordinary answer whose span has ended by then.
+ */
+function endWithTheSocket(span: Span, socket: Socket): void {
+  socket.once('close', function endSocketSpan() {
+    if ((span as Partial<ReadableSpan>).ended === true) return
+    span.setAttribute('http.response.status_code', 101)
+    span.end()
+  })
 }
 
 /** A server span's name by OpenTelemetry's HTTP conventions: `{method} {route}`, the method alone when no route matched. */
