@@ -18,7 +18,8 @@ import { ownSqliteFiles, startTriadProcess } from '../helpers/triad-process.ts'
  */
 
 const repo = new URL('../..', import.meta.url).pathname
-const STREAM_ENV = { AVATAR_MOCK_TOKEN_DELAY: '60ms', AVATAR_RATE_LIMIT: '0', PAYMENTS_RATE_LIMIT: '0', LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT: '20s' }
+// Speech is not warmed at start: warming is a few seconds of CPU that a loaded machine stretches and these stops do not need.
+const STREAM_ENV = { AVATAR_TTS_WARM: 'false', AVATAR_MOCK_TOKEN_DELAY: '60ms', AVATAR_RATE_LIMIT: '0', PAYMENTS_RATE_LIMIT: '0', LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT: '20s' }
 
 interface Answer {
   status?: number
