@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import type { ManualClock } from '../../../../src/core/clock.ts'
-import type { Cleanup, TestApp } from '../../../helpers/build-app.ts'
+import type { Cleanup } from '../../../helpers/build-app.ts'
 import { chromiumSkipReason, launchChromium } from '../../../helpers/browser.ts'
 import { freePort } from '../../../helpers/free-port.ts'
 import { addEperson, startAuthn } from '../helpers.ts'
@@ -214,4 +214,60 @@ test('a real IdP (simplesamlphp): the dspace-angular page signs a known person o
   assert.equal(outcome.status.authenticationMethod, 'saml')
   assert.equal(outcome.status._embedded.eperson.email, OLGA.attributes.mail)
   assert.deepEqual(groupNames(outcome), ['Federated', 'Staff'])
+})
+
+/**
+ * One public origin in front of two instances, as a load balancer with path rules: the start of
+ * a sign-on goes to A, everything else (the assertion consumer, the API) to B. It records which
+ * instance answered what.
+ */
+async function startSplitter(t: Cleanup): Promise<{ base: string; route(upstreams: { a: string; b: string }): void; served: Array<{ instance: 'a' | 'b'; method: string; path: string }> }> {
+  const served: Array<{ instance: 'a' | 'b'; method: string; path: string }> = []
+  let upstreams: { a: string; b: string } | undefined
+  const server = createServer((incoming, outgoing) => {
+    const path = incoming.url ?? '/'
+    const instance = path.startsWith('/server/saml2/authenticate/') ? 'a' : 'b'
+    served.push({ instance, method: incoming.method ?? 'GET', path: path.split('?')[0] ?? path })
+    const target = new URL(upstreams?.[instance] ?? 'http://127.0.0.1:9')
+    const forward = httpRequest({ host: target.hostname, port: target.port, method: incoming.method, path, headers: incoming.headers }, (answer) => {
+      outgoing.writeHead(answer.statusCode ?? 502, answer.headers)
+      answer.pipe(outgoing)
+    })
+    forward.on('error', () => outgoing.writeHead(502).end())
+    incoming.pipe(forward)
+  })
+  const base = await listen(t, server)
+  return { base, served, route: (given) => (upstreams = given) }
+}
+
+test('a real IdP, two instances behind one entity id: the request started on A (HTTP-POST binding) is consumed on B, and an unknown person is registered with the groups of his affiliation', async (t) => {
+  if (!browser) return t.skip(String(skipReason))
+  const idp = await startSimpleSamlPhp(t, [OLGA, PIOTR])
+  const uiPort = await freePort()
+  const ui = `http://127.0.0.1:${uiPort}`
+  const splitter = await startSplitter(t)
+  const env = { AUTHN_ALLOWED_ORIGINS: ui, AUTHN_SAML_BASE_URL: splitter.base, AUTHN_SAML_PROVIDERS: providers(idp, { authnRequestBinding: 'HTTP-POST' }) }
+  const a = await startAuthn(t, env, { clock: realTimeClock() })
+  const b = await startAuthn(t, env, { database: a.database, clock: a.clock, secretStore: a.secretStore })
+  splitter.route({ a: await a.app.listen({ port: 0, host: '127.0.0.1' }), b: await b.app.listen({ port: 0, host: '127.0.0.1' }) })
+  await startUi(t, uiPort, `${splitter.base}/server/api`)
+  await register(idp, splitter.base)
+
+  const context = await browser.newContext()
+  t.after(() => context.close())
+  const { outcome, carried } = await signOn(await context.newPage(), ui, idp, PIOTR)
+  assert.equal(carried.authnRequests[0]?.binding, 'post')
+  assert.deepEqual(
+    splitter.served.filter((entry) => entry.path.startsWith('/server/saml2/a')).map(({ instance, method, path }) => `${instance} ${method} ${path}`),
+    ['a GET /server/saml2/authenticate/uni', 'b POST /server/saml2/assertion-consumer/uni'],
+  )
+  assert.equal(outcome.login, 200)
+  assert.equal(outcome.status.authenticationMethod, 'saml')
+  assert.equal(outcome.status._embedded.eperson.email, PIOTR.attributes.mail)
+  assert.deepEqual(groupNames(outcome), ['Federated', 'Students'])
+  // Registered from the assertion, and linked to his eduPersonTargetedID for the next login.
+  const eperson = await a.database.db.selectFrom('authn_epersons' as never).select(['first_name' as never, 'last_name' as never]).where('email' as never, '=', PIOTR.attributes.mail as never).executeTakeFirst()
+  assert.deepEqual(eperson, { first_name: 'Piotr', last_name: 'Zieliński' })
+  const identities = await a.database.db.selectFrom('authn_saml_identities' as never).select(['provider_id' as never]).execute()
+  assert.deepEqual(identities, [{ provider_id: 'uni' }])
 })
