@@ -219,18 +219,21 @@ test('with AUTHN_OIDC_AUTO_REGISTER the eperson is created from the claims; an u
   assert.equal(await (await authnServices(test_)).epersons.findByEmail('unverified@example.org'), undefined)
 })
 
+/** A whole sign-on in a fresh browser; the login's status and the token's eperson. */
+async function signInThrough(api: string) {
+  const browser = new Browser()
+  await browser.follow(`${api}/authn/oidc?redirectUrl=${encodeURIComponent(`${UI}/`)}`, UI)
+  await browser.go(`${api}/security/csrf`)
+  const login = await browser.login(api)
+  return { status: login.status, eid: login.status === 200 ? decodeJwt((login.headers.get('authorization') ?? '').slice(7)).payload.eid : undefined }
+}
+
 test('ORCID preset: the ORCID iD (sub) is the persistent id, linked at the first login, and finds the eperson later without any e-mail', async (t) => {
   const orcid = '0000-0002-1825-0097'
   // AUTHN_OIDC_ISSUER points the preset at the test provider; ORCID's real one is https://orcid.org.
   const { test_, api, account } = await setup(t, { AUTHN_OIDC_PRESET: 'orcid', AUTHN_OIDC_SCOPES: 'openid email' })
   const olga = await addEperson(test_, 'olga@example.org')
-  const signIn = async () => {
-    const browser = new Browser()
-    await browser.follow(`${api}/authn/oidc?redirectUrl=${encodeURIComponent(`${UI}/`)}`, UI)
-    await browser.go(`${api}/security/csrf`)
-    const login = await browser.login(api)
-    return { status: login.status, eid: login.status === 200 ? decodeJwt((login.headers.get('authorization') ?? '').slice(7)).payload.eid : undefined }
-  }
+  const signIn = () => signInThrough(api)
   // The first time, the iD is unknown: the (verified) e-mail finds Olga, and the iD is linked to her.
   account.current = { sub: orcid, email: 'olga@example.org' }
   assert.deepEqual(await signIn(), { status: 200, eid: olga.uuid })
@@ -246,13 +249,7 @@ test('ORCID preset with auto-registration: a record without a public e-mail is r
   const orcid = '0000-0001-5109-3700'
   const { test_, api, account } = await setup(t, { AUTHN_OIDC_PRESET: 'orcid', AUTHN_OIDC_SCOPES: 'openid email profile', AUTHN_OIDC_AUTO_REGISTER: 'true' })
   const { epersons } = await authnServices(test_)
-  const signIn = async () => {
-    const browser = new Browser()
-    await browser.follow(`${api}/authn/oidc?redirectUrl=${encodeURIComponent(`${UI}/`)}`, UI)
-    await browser.go(`${api}/security/csrf`)
-    const login = await browser.login(api)
-    return { status: login.status, eid: login.status === 200 ? decodeJwt((login.headers.get('authorization') ?? '').slice(7)).payload.eid : undefined }
-  }
+  const signIn = () => signInThrough(api)
   account.current = { sub: orcid }
   const first = await signIn()
   assert.equal(first.status, 200)
