@@ -1,5 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { readFileSync } from 'node:fs'
+import { X509Certificate } from 'node:crypto'
 
 /**
  * The attribute names federations send (SAML2 attribute profile: `urn:oid:` names, the
@@ -17,6 +19,12 @@ const DEFAULT_SAML_ATTRIBUTES = {
 
 export const PAIRWISE_ID_ATTRIBUTE = 'urn:oasis:names:tc:SAML:attribute:pairwise-id'
 
+/** Who may sign a provider's metadata: a certificate (PEM), or the SHA-256 fingerprint of the one in the signature. */
+export type MetadataTrust = { kind: 'certificate'; pem: string } | { kind: 'fingerprint'; sha256: string }
+
+/** `AB:CD:…`, `abcd…`: the same fingerprint. */
+export const normalizeFingerprint = (value: string) => value.replaceAll(':', '').toLowerCase()
+
 const AttributeName = Type.String({ minLength: 1 })
 
 const ProviderSchema = Type.Object(
@@ -24,6 +32,9 @@ const ProviderSchema = Type.Object(
     id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'the id in the URLs (/server/saml2/authenticate/{id})' }),
     name: Type.Optional(Type.String({ minLength: 1 })),
     metadata: Type.Optional(Type.String({ minLength: 1, description: 'the identity provider metadata: an https URL (fetched and refreshed) or a file path' })),
+    metadataSigningCertificate: Type.Optional(Type.String({ minLength: 1, description: 'the certificate that must have signed the metadata: PEM, or the path of a PEM file' })),
+    metadataSigningFingerprint: Type.Optional(Type.String({ pattern: '^([0-9A-Fa-f]{2}:?){31}[0-9A-Fa-f]{2}$', description: 'the SHA-256 fingerprint of the certificate that must have signed the metadata' })),
+    authnRequestBinding: Type.Optional(Type.Union([Type.Literal('HTTP-Redirect'), Type.Literal('HTTP-POST')])),
     entityId: Type.Optional(Type.String({ minLength: 1 })),
     ssoUrl: Type.Optional(Type.String({ pattern: '^https?://.+' })),
     certificates: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
@@ -63,6 +74,10 @@ export interface SamlProviderConfig {
   name: string
   /** Where the identity provider's metadata comes from, if anywhere. */
   metadata: { kind: 'url'; url: string } | { kind: 'file'; path: string } | undefined
+  /** Who must have signed the metadata; unset: it is taken as read (a file, or https from the provider itself). */
+  metadataTrust: MetadataTrust | undefined
+  /** How the AuthnRequest travels to the provider. */
+  authnRequestBinding: 'HTTP-Redirect' | 'HTTP-POST'
   /** Overrides of what the metadata says (or all of it, without metadata). */
   entityId: string | undefined
   ssoUrl: string | undefined
@@ -100,10 +115,18 @@ export function parseSamlProviders(value: string | undefined): SamlProviderConfi
     if (!input.metadata && (!input.entityId || !input.ssoUrl || !input.certificates)) {
       throw new Error(`AUTHN_SAML_PROVIDERS: provider ${input.id} needs "metadata", or all of "entityId", "ssoUrl" and "certificates"`)
     }
+    if ((input.metadataSigningCertificate || input.metadataSigningFingerprint) && !input.metadata) {
+      throw new Error(`AUTHN_SAML_PROVIDERS: provider ${input.id} has a metadata signing certificate but no "metadata"`)
+    }
+    if (input.metadataSigningCertificate && input.metadataSigningFingerprint) {
+      throw new Error(`AUTHN_SAML_PROVIDERS: provider ${input.id}: give "metadataSigningCertificate" or "metadataSigningFingerprint", not both`)
+    }
     return {
       id: input.id,
       name: input.name ?? input.id,
       metadata: input.metadata === undefined ? undefined : metadataSource(input.id, input.metadata, input.allowHttp === true),
+      metadataTrust: metadataTrust(input),
+      authnRequestBinding: input.authnRequestBinding ?? 'HTTP-Redirect',
       entityId: input.entityId,
       ssoUrl: input.ssoUrl,
       certificates: input.certificates,
@@ -114,6 +137,20 @@ export function parseSamlProviders(value: string | undefined): SamlProviderConfi
       attributeGroups: input.attributeGroups ?? [],
     }
   })
+}
+
+function metadataTrust(input: ProviderInput): MetadataTrust | undefined {
+  if (input.metadataSigningFingerprint) return { kind: 'fingerprint', sha256: normalizeFingerprint(input.metadataSigningFingerprint) }
+  const given = input.metadataSigningCertificate
+  if (!given) return undefined
+  let pem: string
+  try {
+    pem = given.includes('-----BEGIN') ? pemFromEnv(given) : readFileSync(given, 'utf8')
+    new X509Certificate(pem)
+  } catch (error) {
+    throw new Error(`AUTHN_SAML_PROVIDERS: provider ${input.id}: "metadataSigningCertificate" is neither a PEM certificate nor a readable PEM file (${error instanceof Error ? error.message : String(error)})`, { cause: error })
+  }
+  return { kind: 'certificate', pem }
 }
 
 function metadataSource(id: string, metadata: string, allowHttp: boolean): NonNullable<SamlProviderConfig['metadata']> {

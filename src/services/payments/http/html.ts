@@ -1,7 +1,6 @@
-/** Escapes text for HTML element content and quoted attribute values. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
-}
+import { escapeHtml } from '../../../core/http/escape-html.ts'
+
+export { escapeHtml }
 
 const UNSAFE_IN_SCRIPT = /[<>&\u2028\u2029]/
 

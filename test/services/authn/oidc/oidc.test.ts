@@ -219,18 +219,21 @@ test('with AUTHN_OIDC_AUTO_REGISTER the eperson is created from the claims; an u
   assert.equal(await (await authnServices(test_)).epersons.findByEmail('unverified@example.org'), undefined)
 })
 
+/** A whole sign-on in a fresh browser; the login's status and the token's eperson. */
+async function signInThrough(api: string) {
+  const browser = new Browser()
+  await browser.follow(`${api}/authn/oidc?redirectUrl=${encodeURIComponent(`${UI}/`)}`, UI)
+  await browser.go(`${api}/security/csrf`)
+  const login = await browser.login(api)
+  return { status: login.status, eid: login.status === 200 ? decodeJwt((login.headers.get('authorization') ?? '').slice(7)).payload.eid : undefined }
+}
+
 test('ORCID preset: the ORCID iD (sub) is the persistent id, linked at the first login, and finds the eperson later without any e-mail', async (t) => {
   const orcid = '0000-0002-1825-0097'
   // AUTHN_OIDC_ISSUER points the preset at the test provider; ORCID's real one is https://orcid.org.
   const { test_, api, account } = await setup(t, { AUTHN_OIDC_PRESET: 'orcid', AUTHN_OIDC_SCOPES: 'openid email' })
   const olga = await addEperson(test_, 'olga@example.org')
-  const signIn = async () => {
-    const browser = new Browser()
-    await browser.follow(`${api}/authn/oidc?redirectUrl=${encodeURIComponent(`${UI}/`)}`, UI)
-    await browser.go(`${api}/security/csrf`)
-    const login = await browser.login(api)
-    return { status: login.status, eid: login.status === 200 ? decodeJwt((login.headers.get('authorization') ?? '').slice(7)).payload.eid : undefined }
-  }
+  const signIn = () => signInThrough(api)
   // The first time, the iD is unknown: the (verified) e-mail finds Olga, and the iD is linked to her.
   account.current = { sub: orcid, email: 'olga@example.org' }
   assert.deepEqual(await signIn(), { status: 200, eid: olga.uuid })
@@ -240,6 +243,26 @@ test('ORCID preset: the ORCID iD (sub) is the persistent id, linked at the first
   // Another iD without an e-mail names nobody (and cannot be registered without one).
   account.current = { sub: '0000-0001-5109-3700' }
   assert.equal((await signIn()).status, 401)
+})
+
+test('ORCID preset with auto-registration: a record without a public e-mail is registered by its iD (an address under .invalid), found by the iD afterwards, never twice', async (t) => {
+  const orcid = '0000-0001-5109-3700'
+  const { test_, api, account } = await setup(t, { AUTHN_OIDC_PRESET: 'orcid', AUTHN_OIDC_SCOPES: 'openid email profile', AUTHN_OIDC_AUTO_REGISTER: 'true' })
+  const { epersons } = await authnServices(test_)
+  const signIn = () => signInThrough(api)
+  account.current = { sub: orcid }
+  const first = await signIn()
+  assert.equal(first.status, 200)
+  // 127.0.0.1 is the test provider's host; with the real preset the address is <iD>@orcid.org.invalid.
+  const registered = await epersons.findByEmail(`${orcid}@127.0.0.1.invalid`)
+  assert.equal(registered?.uuid, first.eid)
+  assert.equal(registered?.first_name, 'Olga')
+  assert.equal(registered?.last_name, 'Idp')
+  assert.deepEqual(await signIn(), { status: 200, eid: first.eid })
+  // Once the record makes its e-mail public, the iD still finds the same account: no second one.
+  account.current = { sub: orcid, email: 'olga.public@example.org' }
+  assert.deepEqual(await signIn(), { status: 200, eid: first.eid })
+  assert.equal(await epersons.findByEmail('olga.public@example.org'), undefined)
 })
 
 test('an ORCID preset needs the client id and secret', async (t) => {

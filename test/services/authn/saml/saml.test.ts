@@ -198,3 +198,29 @@ test('a supplied SP key and certificate are published; a certificate of another 
   assert.ok(metadata.body.includes(mine.cert.replace(/-----[^-]+-----|\s+/g, '').slice(0, 60)))
   await assert.rejects(startAuthn(t, env(other.cert)), /AUTHN_SAML_SP_CERT is not the certificate of AUTHN_SAML_SP_KEY/)
 })
+
+test('HTTP-POST binding (authnRequestBinding): a page whose form posts the signed AuthnRequest to the provider’s POST endpoint, scripts limited by a nonce', async (t) => {
+  const { test: app, idp } = await startSaml(t, { authnRequestBinding: 'HTTP-POST' })
+  await addEperson(app, 'olga@example.edu')
+  const browser = newBrowser(app)
+  const page = await browser.request('GET', `/server/saml2/authenticate/uni?redirectUrl=${encodeURIComponent(`${UI}/home`)}`)
+  assert.equal(page.statusCode, 200)
+  assert.match(String(page.headers['content-type']), /^text\/html/)
+  assert.equal(page.headers['cache-control'], 'no-store')
+  const nonce = /script-src 'nonce-([^']+)'/.exec(String(page.headers['content-security-policy']))?.[1]
+  assert.ok(nonce)
+  assert.match(page.body, new RegExp(`<script nonce="${nonce.replace(/[+/]/g, '\\$&')}">document.forms\\[0\\].submit\\(\\)</script>`))
+  assert.match(page.body, new RegExp(`<form method="post" action="${idp.ssoUrl}/POST">`))
+  const samlRequest = /name="SAMLRequest" value="([^"]+)"/.exec(page.body)?.[1] ?? ''
+  // Not deflated (that is HTTP-Redirect's encoding), and signed inside the XML.
+  const xml = Buffer.from(samlRequest, 'base64').toString('utf8')
+  assert.match(xml, /^<\?xml|^<samlp:AuthnRequest/)
+  assert.match(xml, /<(ds:)?Signature[\s>]/)
+  assert.match(xml, new RegExp(`AssertionConsumerServiceURL="${ACS}"`))
+  assert.match(xml, /\sID="_[^"]+"/)
+  // The provider answers it like any other request.
+  const asRedirect = `${idp.ssoUrl}?SAMLRequest=${encodeURIComponent((await import('node:zlib')).deflateRawSync(xml).toString('base64'))}`
+  const consumed = await postResponse(browser, await idp.respond(asRedirect, { issueInstant: app.clock.now(), attributes: { [ATTR.email]: 'olga@example.edu' } }))
+  assert.equal(consumed.statusCode, 302, consumed.body)
+  assert.equal((await finishLogin(browser)).statusCode, 200)
+})

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import * as client from 'openid-client'
 import type { Clock } from '../../../../core/clock.ts'
 import { hashSecretToken } from '../../../../core/security/secret-token.ts'
@@ -114,7 +115,8 @@ export function createOidcService(deps: {
       let epersonUuid: string
       if (typeof persistentId === 'string' && persistentId !== '') {
         // ORCID and the like: the id, linked at the first login, finds the eperson even without an e-mail.
-        epersonUuid = await people.resolve(`oidc:${config.issuer}`, { email, givenName: firstName, surname: lastName, persistentId }, config.autoRegister)
+        const who = { email, givenName: firstName, surname: lastName, persistentId }
+        epersonUuid = await people.resolve(`oidc:${config.issuer}`, who, config.autoRegister, addressWithoutEmail(config.issuer, persistentId))
       } else {
         if (email === undefined) throw authnErrors.signOnFailed()
         let eperson = await epersons.findByEmail(email)
@@ -129,3 +131,14 @@ export function createOidcService(deps: {
 }
 
 export type OidcService = ReturnType<typeof createOidcService>
+
+/**
+ * The address an account registered from a persistent id alone is created under (most ORCID
+ * records keep the e-mail private): the id at the provider's host under `.invalid`, a top-level
+ * domain reserved never to resolve (RFC 2606), so nothing is ever sent there and it cannot be
+ * anyone's real address. The id itself when it is a plain token (an ORCID iD), else its hash.
+ */
+function addressWithoutEmail(issuer: string, persistentId: string): string {
+  const local = /^[A-Za-z0-9._-]{1,64}$/.test(persistentId) ? persistentId : createHash('sha256').update(persistentId).digest('hex').slice(0, 40)
+  return `${local}@${new URL(issuer).hostname}.invalid`
+}

@@ -28,15 +28,17 @@ export function createFederatedPeople(deps: { database: ModuleDatabase<SamlTable
   return {
     /**
      * The eperson this person is: by the persistent id stored for `providerId` first (it
-     * survives a changed e-mail), then by e-mail, else a new one when `autoRegister`. The
-     * persistent id is linked to the account at its first login.
+     * survives a changed e-mail), then by e-mail, else a new one when `autoRegister` (under
+     * `registerWithout`, when the provider released no e-mail and gives the account one of
+     * its own). The persistent id is linked to the account at its first login.
      */
-    async resolve(providerId: string, who: FederatedPerson, autoRegister: boolean): Promise<string> {
+    async resolve(providerId: string, who: FederatedPerson, autoRegister: boolean, registerWithout?: string): Promise<string> {
       const linked = who.persistentId ? await findIdentity(database.db, providerId, who.persistentId) : undefined
       let uuid = linked
       if (!uuid && who.email) uuid = (await epersons.findByEmail(who.email))?.uuid
-      if (!uuid && who.email && autoRegister) {
-        uuid = (await epersons.create({ email: who.email, firstName: who.givenName, lastName: who.surname })).uuid
+      const address = who.email ?? (who.persistentId ? registerWithout : undefined)
+      if (!uuid && address && autoRegister) {
+        uuid = (await epersons.create({ email: address, firstName: who.givenName, lastName: who.surname })).uuid
       }
       if (!uuid) throw authnErrors.signOnFailed(new Error('no eperson matches this person and auto-registration is off'))
       if (who.persistentId && !linked) {

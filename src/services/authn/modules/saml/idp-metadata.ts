@@ -3,11 +3,12 @@ import { readFile } from 'node:fs/promises'
 import xpath from 'xpath'
 import type { Clock } from '../../../../core/clock.ts'
 import type { SamlProviderConfig } from '../../saml-config.ts'
+import { verifiedMetadata } from './metadata-signature.ts'
 
 /** What Triad needs to know of an identity provider. */
 export interface IdpDescription {
   entityId: string
-  /** The SingleSignOnService location for the HTTP-Redirect binding. */
+  /** The SingleSignOnService location for the binding the provider is configured with (HTTP-Redirect by default). */
   ssoUrl: string
   /** Base64 DER certificates the provider signs with (several during a rollover). */
   certificates: string[]
@@ -17,27 +18,33 @@ export interface IdpDescription {
 
 const MD = 'urn:oasis:names:tc:SAML:2.0:metadata'
 const DS = 'http://www.w3.org/2000/09/xmldsig#'
-const REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect'
+const BINDING_PREFIX = 'urn:oasis:names:tc:SAML:2.0:bindings:'
+const REDIRECT_BINDING = `${BINDING_PREFIX}HTTP-Redirect`
 const select = xpath.useNamespaces({ md: MD, ds: DS })
 const FETCH_TIMEOUT_MS = 5_000
 const MAX_METADATA_BYTES = 5 * 1024 * 1024
 
 /**
  * Reads an identity provider's SAML metadata: its EntityDescriptor (the one whose entityID is
- * `entityId` when the document is an aggregate), the HTTP-Redirect SSO location, and its
- * signing certificates (KeyDescriptors with use="signing" or no use).
+ * `entityId` when the document is an aggregate), the SSO location for `binding`, and its
+ * signing certificates (KeyDescriptors with use="signing" or no use). Metadata past its
+ * `validUntil` is refused (SAML metadata 2.0, 2.3.1): an old copy must not bring back a key
+ * the provider or its federation has since withdrawn.
  */
-function parseIdpMetadata(xml: string, entityId?: string): IdpDescription {
+function parseIdpMetadata(xml: string, provider: SamlProviderConfig, now: Date): IdpDescription {
+  const { entityId, authnRequestBinding: binding } = provider
   const document = new DOMParser({ onError: () => {} }).parseFromString(xml, 'text/xml')
+  const validUntil = document.documentElement?.getAttribute('validUntil')
+  if (validUntil && !(Date.parse(validUntil) > now.getTime())) throw new Error(`the metadata expired (validUntil ${validUntil})`)
   const descriptors = select('//md:EntityDescriptor[md:IDPSSODescriptor]', document as unknown as Node) as Element[]
   const descriptor = entityId ? descriptors.find((node) => node.getAttribute('entityID') === entityId) : descriptors.length === 1 ? descriptors[0] : undefined
   if (!descriptor) throw new Error(entityId ? `no identity provider ${entityId} in the metadata` : 'the metadata must describe exactly one identity provider (or set "entityId")')
-  const sso = select(`md:IDPSSODescriptor/md:SingleSignOnService[@Binding='${REDIRECT_BINDING}']/@Location`, descriptor) as Attr[]
+  const sso = select(`md:IDPSSODescriptor/md:SingleSignOnService[@Binding='${BINDING_PREFIX}${binding}']/@Location`, descriptor) as Attr[]
   const certs = select("md:IDPSSODescriptor/md:KeyDescriptor[not(@use) or @use='signing']/ds:KeyInfo/ds:X509Data/ds:X509Certificate", descriptor) as Element[]
   const certificates = certs.map((node) => (node.textContent ?? '').replace(/\s+/g, '')).filter(Boolean)
   const slo = select(`md:IDPSSODescriptor/md:SingleLogoutService[@Binding='${REDIRECT_BINDING}']/@Location`, descriptor) as Attr[]
   const ssoUrl = sso[0]?.value
-  if (!ssoUrl) throw new Error('the identity provider has no SingleSignOnService for the HTTP-Redirect binding')
+  if (!ssoUrl) throw new Error(`the identity provider has no SingleSignOnService for the ${binding} binding`)
   if (certificates.length === 0) throw new Error('the identity provider publishes no signing certificate')
   return { entityId: descriptor.getAttribute('entityID') ?? '', ssoUrl, certificates, sloUrl: slo[0]?.value }
 }
@@ -69,14 +76,17 @@ export function createIdpMetadataSource(provider: SamlProviderConfig, clock: Clo
   let forcedAt = Number.NEGATIVE_INFINITY
 
   async function load(): Promise<IdpDescription> {
-    const fromMetadata = provider.metadata ? parseIdpMetadata(await readMetadata(provider.metadata), provider.entityId) : undefined
+    const now = clock.now()
+    let xml = provider.metadata ? await readMetadata(provider.metadata) : undefined
+    if (xml !== undefined && provider.metadataTrust) xml = verifiedMetadata(xml, provider.metadataTrust)
+    const fromMetadata = xml === undefined ? undefined : parseIdpMetadata(xml, provider, now)
     const description = {
       entityId: provider.entityId ?? fromMetadata?.entityId ?? '',
       ssoUrl: provider.ssoUrl ?? fromMetadata?.ssoUrl ?? '',
       certificates: provider.certificates ? provider.certificates.map((cert) => cert.replace(/-----[^-]+-----|\s+/g, '')) : (fromMetadata?.certificates ?? []),
       sloUrl: fromMetadata?.sloUrl,
     }
-    last = { at: clock.now().getTime(), description }
+    last = { at: now.getTime(), description }
     return description
   }
 

@@ -4,6 +4,7 @@ import { authnErrors } from '../../errors.ts'
 import { errorResponses, noBody } from '../../hal.ts'
 import type { RedirectGuard } from '../../redirects.ts'
 import { HANDOFF_COOKIE } from '../login/index.ts'
+import { authnRequestForm } from './authn-request-form.ts'
 import type { SamlService } from './saml.service.ts'
 
 const HANDOFF_COOKIE_MAX_AGE_S = 60
@@ -48,17 +49,26 @@ export const samlRoutes: FastifyPluginAsyncTypebox<SamlRoutesOptions> = async (s
     {
       schema: {
         tags: ['authn'],
-        summary: 'Starts SAML sign-on: redirects to the identity provider with a signed AuthnRequest',
+        summary:
+          'Starts SAML sign-on: redirects to the identity provider with a signed AuthnRequest (HTTP-Redirect binding), or answers a page that posts it there (HTTP-POST binding, per provider)',
         params: ProviderParams,
         querystring: Type.Object({ redirectUrl: Type.Optional(Type.String()) }, { additionalProperties: true }),
-        response: { 302: noBody(), ...errorResponses(400, 401, 404, 503) },
+        produces: ['text/html'],
+        response: {
+          200: Type.String({ description: 'HTTP-POST binding: a page whose form posts the signed AuthnRequest to the provider' }),
+          302: noBody(),
+          ...errorResponses(400, 401, 404, 503),
+        },
       },
     },
     async (request, reply) => {
       const redirectUrl = request.query.redirectUrl ?? deps.defaultRedirect ?? '/'
       if (!deps.isAllowedRedirect(request, redirectUrl)) throw authnErrors.badRequest('Invalid redirectURL! Must match server or ui hostname.')
-      const location = await saml.start(request.params.id, redirectUrl)
-      return reply.status(302).header('location', location).header('cache-control', 'no-store').send()
+      const delivery = await saml.start(request.params.id, redirectUrl)
+      reply.header('cache-control', 'no-store')
+      if ('redirect' in delivery) return reply.redirect(delivery.redirect, 302)
+      const page = authnRequestForm(delivery.post)
+      return reply.type('text/html; charset=utf-8').header('content-security-policy', page.contentSecurityPolicy).send(page.html)
     },
   )
 

@@ -27,6 +27,8 @@ const select = xpath.useNamespaces({ samlp: SAMLP, saml: SAML_NS })
 
 type SamlSettings = NonNullable<AuthnConfig['saml']>
 
+export type AuthnRequestDelivery = { redirect: string } | { post: { action: string; fields: Record<string, string> } }
+
 interface Provider {
   config: SamlProviderConfig
   source: IdpMetadataSource
@@ -103,8 +105,12 @@ export function createSamlService(deps: {
     }
   }
 
-  function relyingParty(entry: Provider, idp: IdpDescription, store: CacheProvider, inResponseTo = ValidateInResponseTo.always): SAML {
+  function relyingParty(entry: Provider, idp: IdpDescription, store: CacheProvider, inResponseTo = ValidateInResponseTo.always, postBinding = false): SAML {
     return new SAML({
+      // The HTTP-POST binding carries the request base64-encoded as it is (and signed inside);
+      // only HTTP-Redirect deflates it.
+      authnRequestBinding: postBinding ? 'HTTP-POST' : 'HTTP-Redirect',
+      skipRequestCompression: postBinding,
       issuer: entry.spEntityId,
       callbackUrl: entry.acsUrl,
       audience: entry.spEntityId,
@@ -268,11 +274,19 @@ export function createSamlService(deps: {
       })
     },
 
-    /** The provider's SSO URL carrying a signed AuthnRequest, whose id is stored with `redirectUrl`. */
-    async start(id: string, redirectUrl: string): Promise<string> {
+    /**
+     * A signed AuthnRequest, whose id is stored with `redirectUrl`, on its way to the provider:
+     * its SSO URL carrying the request (HTTP-Redirect binding, the signature in the query), or
+     * the form fields to post there (HTTP-POST binding, the signature inside the XML).
+     */
+    async start(id: string, redirectUrl: string): Promise<AuthnRequestDelivery> {
       const entry = provider(id)
       const idp = await described(entry)
-      return relyingParty(entry, idp, requestStore(id, redirectUrl)).getAuthorizeUrlAsync('', undefined, {})
+      const store = requestStore(id, redirectUrl)
+      if (entry.config.authnRequestBinding === 'HTTP-Redirect') return { redirect: await relyingParty(entry, idp, store).getAuthorizeUrlAsync('', undefined, {}) }
+      const message = await relyingParty(entry, idp, store, ValidateInResponseTo.always, true).getAuthorizeMessageAsync('', undefined, {})
+      const fields = Object.fromEntries(Object.entries(message).filter((pair): pair is [string, string] => typeof pair[1] === 'string'))
+      return { post: { action: idp.ssoUrl, fields } }
     },
 
     /** Validates a response posted to the assertion consumer; a hand-off code for POST /authn/login, and where to send the browser. */
