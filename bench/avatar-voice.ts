@@ -5,7 +5,7 @@
 // silence), as a microphone would send it. Measured on this client's clock, from the moment the
 // frame holding the last audible sample of the utterance was sent: the end of turn (`vad`
 // speaking:false), the transcript, the first token, and the first `audio` frame (the first reply
-// sample the page could play). Then barge-in: speech over a reply that is still being spoken, from
+// sample the page could play), and each stage alone. Then barge-in: speech over a reply that is still being spoken, from
 // its onset to `vad` and `interrupted`. Not the browser measurement of item 7: no page, no playback.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
@@ -32,6 +32,7 @@ interface Turn {
   transcript: number
   firstToken: number
   firstAudio: number
+  partials: number
   text: string
 }
 
@@ -40,13 +41,15 @@ async function oneTurn(url: string, speech: Buffer, session: string): Promise<Tu
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
   const seen: Record<string, number> = {}
   let text = ''
+  let partials = 0
   let spokeAt = Number.NaN
   socket.on('message', (data) => {
-    const frame = JSON.parse(String(data)) as { type: string; speaking?: boolean; text?: string }
+    const frame = JSON.parse(String(data)) as { type: string; speaking?: boolean; text?: string; final?: boolean }
     const now = performance.now()
-    const key = frame.type === 'vad' ? `vad:${frame.speaking}` : frame.type
+    const key = frame.type === 'vad' ? `vad:${frame.speaking}` : frame.type === 'transcript' ? `transcript:${frame.final}` : frame.type
     seen[key] ??= now
-    if (frame.type === 'transcript') text = frame.text ?? ''
+    if (frame.type === 'transcript' && frame.final === false) partials++
+    if (frame.type === 'transcript' && frame.final) text = frame.text ?? ''
   })
   socket.send(JSON.stringify({ type: 'voice.start', sampleRate: 16000, endOfTurnMs }))
   const frames = framesOf(Buffer.concat([silencePcm(300), speech]))
@@ -65,9 +68,10 @@ async function oneTurn(url: string, speech: Buffer, session: string): Promise<Tu
   if (seen.audio === undefined) throw new Error(`no audio: ${JSON.stringify(seen)}`)
   return {
     endOfTurn: seen['vad:false'] - spokeAt,
-    transcript: seen.transcript - spokeAt,
+    transcript: seen['transcript:true'] - spokeAt,
     firstToken: seen.token - spokeAt,
     firstAudio: seen.audio - spokeAt,
+    partials,
     text,
   }
 }
@@ -120,25 +124,50 @@ const quantile = (values: number[], q: number) => {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]
 }
 
-const server = await startTriad({ TRIAD_SERVICES: 'avatar', AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx' })
-try {
-  const speech = await speechPcm(PHRASES)
-  const turns: Turn[] = []
-  for (let round = 0; round < repeats; round++) {
-    for (const [index, pcm] of speech.entries()) {
-      const turn = await oneTurn(server.url, pcm, `bench-voice-${round}-${index}`)
-      turns.push(turn)
-      console.log(`${PHRASES[index].padEnd(34)} heard ${JSON.stringify(turn.text).padEnd(40)} end of turn ${turn.endOfTurn.toFixed(0)} ms, transcript ${turn.transcript.toFixed(0)}, first token ${turn.firstToken.toFixed(0)}, first audio ${turn.firstAudio.toFixed(0)}`)
+/** Turns over a fresh instance with `env`, reported per stage; the voice-to-first-audio times. */
+async function measure(key: string, label: string, env: Record<string, string>): Promise<number[]> {
+  const server = await startTriad({ TRIAD_SERVICES: 'avatar', AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx', ...env })
+  try {
+    const speech = await speechPcm(PHRASES)
+    const turns: Turn[] = []
+    for (let round = 0; round < repeats; round++) {
+      for (const [index, pcm] of speech.entries()) {
+        const turn = await oneTurn(server.url, pcm, `bench-voice-${key}-${round}-${index}`)
+        turns.push(turn)
+        console.log(
+          `${PHRASES[index].padEnd(34)} heard ${JSON.stringify(turn.text).padEnd(40)} (${turn.partials} partials) end of turn ${turn.endOfTurn.toFixed(0)} ms, transcript ${turn.transcript.toFixed(0)}, first token ${turn.firstToken.toFixed(0)}, first audio ${turn.firstAudio.toFixed(0)}`,
+        )
+      }
     }
+    console.log(`\n${label}: voice-to-first-audio over ${turns.length} turns, endOfTurnMs ${endOfTurnMs} (ms after the last audible sample was sent):`)
+    for (const stage of ['endOfTurn', 'transcript', 'firstToken', 'firstAudio'] as const) {
+      const values = turns.map((turn) => turn[stage])
+      console.log(`  ${stage.padEnd(11)} p50 ${quantile(values, 0.5).toFixed(0).padStart(5)}  p95 ${quantile(values, 0.95).toFixed(0).padStart(5)}`)
+    }
+    // Each stage alone: the time from the end of the one before it.
+    const stages = {
+      'end-of-turn detection': (turn: Turn) => turn.endOfTurn,
+      'recognition (final transcript)': (turn: Turn) => turn.transcript - turn.endOfTurn,
+      'model first token': (turn: Turn) => turn.firstToken - turn.transcript,
+      'first sentence synthesised and sent': (turn: Turn) => turn.firstAudio - turn.firstToken,
+    }
+    console.log('per stage:')
+    for (const [stage, of] of Object.entries(stages)) {
+      const values = turns.map(of)
+      console.log(`  ${stage.padEnd(36)} p50 ${quantile(values, 0.5).toFixed(0).padStart(5)}  p95 ${quantile(values, 0.95).toFixed(0).padStart(5)}`)
+    }
+    return turns.map((turn) => turn.firstAudio)
+  } finally {
+    await server.stop()
   }
-  console.log(`\nvoice-to-first-audio over ${turns.length} turns, endOfTurnMs ${endOfTurnMs} (ms after the last audible sample was sent):`)
-  for (const stage of ['endOfTurn', 'transcript', 'firstToken', 'firstAudio'] as const) {
-    const values = turns.map((turn) => turn[stage])
-    console.log(`  ${stage.padEnd(11)} p50 ${quantile(values, 0.5).toFixed(0).padStart(5)}  p95 ${quantile(values, 0.95).toFixed(0).padStart(5)}`)
-  }
-} finally {
-  await server.stop()
 }
+
+// The baseline of the same run: one pocketsphinx_continuous process per turn, at its end.
+const streaming = await measure('resident', 'resident decoder (recognition while speaking)', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'true' })
+const batch = await measure('process', 'baseline: pocketsphinx_continuous per turn', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'false' })
+console.log(
+  `voice-to-first-audio, resident / per-turn process: p50 ${(quantile(streaming, 0.5) / quantile(batch, 0.5)).toFixed(2)}, p95 ${(quantile(streaming, 0.95) / quantile(batch, 0.95)).toFixed(2)}\n`,
+)
 
 // Barge-in needs a reply still being spoken when the person speaks again: the mock writes slowly here.
 const slow = await startTriad({ TRIAD_SERVICES: 'avatar', AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx', AVATAR_MOCK_TOKEN_DELAY: '300ms' })
