@@ -7,6 +7,7 @@
 // speaking:false), the transcript, the first token, and the first `audio` frame (the first reply
 // sample the page could play), and each stage alone. Then barge-in: speech over a reply that is still being spoken, from
 // its onset to `vad` and `interrupted`. Not the browser measurement of item 7: no page, no playback.
+import { availableParallelism, loadavg } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import WebSocket from 'ws'
@@ -162,9 +163,11 @@ async function measure(key: string, label: string, env: Record<string, string>):
   }
 }
 
+console.log(`load average at the start: ${loadavg().map((load) => load.toFixed(1)).join(' ')} (on ${availableParallelism()} cores)`)
 // The baseline of the same run: one pocketsphinx_continuous process per turn, at its end.
 const streaming = await measure('resident', 'resident decoder (recognition while speaking)', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'true' })
 const batch = await measure('process', 'baseline: pocketsphinx_continuous per turn', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'false' })
+console.log(`load average at the end: ${loadavg().map((load) => load.toFixed(1)).join(' ')}`)
 console.log(
   `voice-to-first-audio, resident / per-turn process: p50 ${(quantile(streaming, 0.5) / quantile(batch, 0.5)).toFixed(2)}, p95 ${(quantile(streaming, 0.95) / quantile(batch, 0.95)).toFixed(2)}\n`,
 )
