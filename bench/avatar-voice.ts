@@ -1,12 +1,17 @@
 // Voice mode latency on the server side (issue 29, a first look at item 7).
-// Usage: node bench/avatar-voice.ts [--repeats 3 --end-of-turn 200 --smoke]
+// Usage: node bench/avatar-voice.ts [--repeats 3 --end-of-turn 200 --conversations 20 --smoke]
 // A fresh `triad serve` (avatar only, mock model, pocketsphinx, espeak-ng) gets espeak-ng speech
 // resampled to 16 kHz over /ws in voice mode, paced in real time (a 20 ms frame every 20 ms, then
 // silence), as a microphone would send it. Measured on this client's clock, from the moment the
 // frame holding the last audible sample of the utterance was sent: the end of turn (`vad`
 // speaking:false), the transcript, the first token, and the first `audio` frame (the first reply
 // sample the page could play), and each stage alone. Then barge-in: speech over a reply that is still being spoken, from
-// its onset to `vad` and `interrupted`. Not the browser measurement of item 7: no page, no playback.
+// its onset to `vad` and `interrupted`. Then many at once (item 8): `--conversations` sockets
+// talking at the same time, two turns each: the latency, whether each audio chunk arrived before
+// the one ahead of it had finished playing (a client that plays them back to back hears no gap),
+// and the server's memory per conversation. Not the browser measurement of item 7
+// (bench/avatar-voice-browser.ts): no page, no playback.
+import { readFileSync } from 'node:fs'
 import { availableParallelism, loadavg } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
@@ -15,7 +20,12 @@ import { framesOf, silencePcm, speechPcm } from '../test/services/avatar/voice/a
 import { smoke, startTriad } from './lib.ts'
 
 const { values } = parseArgs({
-  options: { repeats: { type: 'string', default: '3' }, 'end-of-turn': { type: 'string', default: '200' }, smoke: { type: 'boolean', default: false } },
+  options: {
+    repeats: { type: 'string', default: '3' },
+    'end-of-turn': { type: 'string', default: '200' },
+    conversations: { type: 'string', default: '20' },
+    smoke: { type: 'boolean', default: false },
+  },
 })
 const repeats = smoke ? 1 : Number(values.repeats)
 const endOfTurnMs = Number(values['end-of-turn'])
@@ -191,4 +201,100 @@ try {
   }
 } finally {
   await slow.stop()
+}
+
+/** The server's resident memory, from /proc (bytes). */
+function rssOf(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return match ? Number(match[1]) * 1024 : 0
+}
+
+interface Conversation {
+  firstAudio: number[]
+  chunks: number
+  late: number
+  worstLateMs: number
+}
+
+/**
+ * One conversation of `turns` turns in real time. Each reply is played back to back as it
+ * arrives: a chunk is late when it arrives after the one before it has finished playing.
+ */
+async function converse(url: string, speech: Buffer[], session: string, turns: number): Promise<Conversation> {
+  const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/ws?session_id=${session}`)
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
+  const result: Conversation = { firstAudio: [], chunks: 0, late: 0, worstLateMs: 0 }
+  let replyDone = false
+  let spokeAt = Number.NaN
+  let playingUntil = 0
+  let firstOfReply = true
+  socket.on('message', (data) => {
+    const frame = JSON.parse(String(data)) as { type: string; durationMs?: number }
+    const now = performance.now()
+    if (frame.type === 'audio') {
+      result.chunks++
+      if (firstOfReply) {
+        result.firstAudio.push(now - spokeAt)
+        playingUntil = now
+        firstOfReply = false
+      } else if (now > playingUntil) {
+        result.late++
+        result.worstLateMs = Math.max(result.worstLateMs, now - playingUntil)
+        playingUntil = now
+      }
+      playingUntil += frame.durationMs ?? 0
+    }
+    if (frame.type === 'done' || frame.type === 'error' || frame.type === 'interrupted') replyDone = true
+  })
+  socket.send(JSON.stringify({ type: 'voice.start', sampleRate: 16000, endOfTurnMs }))
+  const silence = silencePcm(FRAME_MS)
+  for (let turn = 0; turn < turns; turn++) {
+    const pcm = Buffer.concat([silencePcm(300), speech[turn % speech.length]])
+    const frames = framesOf(pcm)
+    const last = lastAudibleFrame(pcm)
+    replyDone = false
+    firstOfReply = true
+    const start = performance.now()
+    // Speak, then stay quiet until the reply is done and has been heard (30 s at most).
+    for (let index = 0; index < frames.length + 1500; index++) {
+      if (index >= frames.length && replyDone && performance.now() >= playingUntil) break
+      const wait = start + index * FRAME_MS - performance.now()
+      if (wait > 0) await sleep(wait)
+      socket.send(index < frames.length ? frames[index] : silence)
+      if (index === last) spokeAt = performance.now()
+    }
+  }
+  socket.close()
+  return result
+}
+
+{
+  const count = smoke ? 3 : Number(values.conversations)
+  const server = await startTriad({ TRIAD_SERVICES: 'avatar', AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx' })
+  try {
+    const speech = await speechPcm(PHRASES)
+    // One conversation first: the decoders and the synthesis threads are loaded before the baseline memory is read.
+    await converse(server.url, speech, 'bench-many-warm', 1)
+    const baseline = rssOf(server.pid)
+    let peak = baseline
+    const sampler = setInterval(() => (peak = Math.max(peak, rssOf(server.pid))), 200)
+    // People do not all start at once: each starts up to 2 s after the first.
+    const conversations = await Promise.all(
+      Array.from({ length: count }, async (_, index) => {
+        await sleep((index * 2000) / count)
+        return converse(server.url, speech, `bench-many-${index}`, 2)
+      }),
+    )
+    clearInterval(sampler)
+    const latencies = conversations.flatMap((conversation) => conversation.firstAudio)
+    const chunks = conversations.reduce((sum, conversation) => sum + conversation.chunks, 0)
+    const late = conversations.reduce((sum, conversation) => sum + conversation.late, 0)
+    const worst = Math.max(...conversations.map((conversation) => conversation.worstLateMs))
+    console.log(`\n${count} conversations at once, 2 turns each (${latencies.length} replies), endOfTurnMs ${endOfTurnMs}, ${loadavg()[0].toFixed(1)} load at the end:`)
+    console.log(`  voice-to-first-audio p50 ${quantile(latencies, 0.5).toFixed(0)} ms, p95 ${quantile(latencies, 0.95).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms`)
+    console.log(`  audio chunks ${chunks}, arrived after the one ahead had finished playing: ${late}${late > 0 ? ` (worst ${worst.toFixed(0)} ms)` : ''}`)
+    console.log(`  server memory: ${(baseline / 2 ** 20).toFixed(0)} MB with one conversation done, peak ${(peak / 2 ** 20).toFixed(0)} MB: ${((peak - baseline) / count / 2 ** 20).toFixed(1)} MB per conversation`)
+  } finally {
+    await server.stop()
+  }
 }

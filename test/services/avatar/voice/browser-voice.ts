@@ -20,26 +20,56 @@ export function librivoxRecordings(): Array<{ file: string; words: string[] }> {
     .map((match) => ({ file: join(LIBRIVOX, `${match[2]}.wav`), words: match[1].trim().split(/\s+/) }))
 }
 
+/** A microphone file: where its beep starts and where each recording's speech ends, in seconds of the file. */
+export interface MicrophoneFile {
+  path: string
+  markerSeconds: number
+  speechEnds: number[]
+}
+
+/** The end of the last 10 ms window within 30 dB of the loudest one: where the speech of a recording ends. */
+function speechEnd(samples: Float32Array): number {
+  const window = RATE / 100
+  const levels: number[] = []
+  for (let start = 0; start + window <= samples.length; start += window) {
+    let sum = 0
+    for (let index = start; index < start + window; index++) sum += samples[index] * samples[index]
+    levels.push(Math.sqrt(sum / window))
+  }
+  const floor = Math.max(...levels) / 10 ** (30 / 20)
+  const last = levels.findLastIndex((level) => level > floor)
+  return ((last + 1) * window) / RATE
+}
+
 /**
- * A WAV for Chromium's fake microphone: the recordings one after another, `leadSeconds` of
- * silence before the first (Chromium drops what plays before the page connects its source),
- * `gapSeconds` between them and after the last (it repeats the last 10 ms after `%noloop`).
+ * A WAV for Chromium's fake microphone: a 30 ms beep at 0.5 s (the page finds it on its clock),
+ * silence up to `leadSeconds` (Chromium drops what plays before the page connects its source),
+ * then the recordings one after another with `gapSeconds` of silence after each (Chromium
+ * repeats the last 10 ms after `%noloop`).
  */
-export function fakeMicrophoneWav(files: string[], path: string, options: { leadSeconds: number; gapSeconds: number }): string {
-  const parts: Float32Array[] = [new Float32Array(options.leadSeconds * RATE)]
+export function fakeMicrophoneWav(files: string[], path: string, options: { leadSeconds: number; gapSeconds: number }): MicrophoneFile {
+  const markerSeconds = 0.5
+  const lead = new Float32Array(options.leadSeconds * RATE)
+  for (let index = 0; index < 0.03 * RATE; index++) lead[markerSeconds * RATE + index] = 0.8 * Math.sin((2 * Math.PI * 1000 * index) / RATE)
+  const parts: Float32Array[] = [lead]
+  const speechEnds: number[] = []
+  let offset = lead.length
   for (const file of files) {
     const decoded = decodeWav(readFileSync(file))
     if (!decoded) throw new Error(`not a WAV: ${file}`)
-    parts.push(resample(decoded, RATE), new Float32Array(options.gapSeconds * RATE))
+    const recording = resample(decoded, RATE)
+    speechEnds.push(offset / RATE + speechEnd(recording))
+    parts.push(recording, new Float32Array(options.gapSeconds * RATE))
+    offset += recording.length + options.gapSeconds * RATE
   }
-  const samples = new Float32Array(parts.reduce((sum, part) => sum + part.length, 0))
-  let offset = 0
+  const samples = new Float32Array(offset)
+  let at = 0
   for (const part of parts) {
-    samples.set(part, offset)
-    offset += part.length
+    samples.set(part, at)
+    at += part.length
   }
   writeFileSync(path, encodeWav16(samples, RATE))
-  return path
+  return { path, markerSeconds, speechEnds }
 }
 
 /** Chromium whose microphone plays `wav` once, with no permission prompt, and audio that plays unprompted. */
@@ -54,7 +84,6 @@ export function launchWithMicrophone(wav: string): Promise<Browser> {
 
 /** One turn as the page measured it, in seconds on its AudioContext's clock (voice.js). */
 export interface PageTurn {
-  speechEnd: number
   endOfTurn: number
   transcript: number
   firstToken: number
@@ -66,7 +95,7 @@ export interface PageTurn {
 // The DOM as the callbacks that run in the page use it (this project compiles against Node's types).
 interface Dom {
   document: { querySelector(selector: string): { textContent: string | null; dataset: Record<string, string | undefined> } | null; body: { dataset: Record<string, string | undefined> } }
-  window: { voiceTurns?: PageTurn[] }
+  window: { voiceTurns?: PageTurn[]; voiceCapture?: { markerAt?: number } }
 }
 
 /** Opens the page and turns hands-free voice mode on, with `endOfTurnMs`. */
@@ -94,5 +123,22 @@ export async function pageTurns(page: Page, count: number, timeoutMs: number): P
     count,
     { timeout: timeoutMs },
   )
+  return measuredTurns(page)
+}
+
+/** The turns the page has measured so far. */
+export function measuredTurns(page: Page): Promise<PageTurn[]> {
   return page.evaluate(() => (globalThis as unknown as Dom).window.voiceTurns ?? [])
+}
+
+/**
+ * The end of the speech of each turn on the page's clock: the end of the recording whose speech
+ * the turn ended after (within `withinSeconds`); undefined for a turn that ended at a pause
+ * inside a recording, or when the page never heard the beep.
+ */
+export async function speechEndsOnPage(page: Page, microphone: MicrophoneFile, turns: PageTurn[], withinSeconds = 2): Promise<Array<number | undefined>> {
+  const markerAt = await page.evaluate(() => (globalThis as unknown as Dom).window.voiceCapture?.markerAt)
+  if (markerAt === undefined) return turns.map(() => undefined)
+  const ends = microphone.speechEnds.map((end) => markerAt + end - microphone.markerSeconds)
+  return turns.map((turn) => ends.find((end) => end <= turn.endOfTurn && turn.endOfTurn - end <= withinSeconds))
 }

@@ -575,7 +575,7 @@ async function startRecording() {
   const source = context.createMediaStreamSource(stream)
   const node = new AudioWorkletNode(context, 'recorder')
   const chunks = []
-  node.port.onmessage = (event) => chunks.push(event.data)
+  node.port.onmessage = (event) => chunks.push(event.data.samples)
   source.connect(node)
   recorder.active = { stream, source, node, chunks, rate: context.sampleRate }
   micButton.classList.add('recording')

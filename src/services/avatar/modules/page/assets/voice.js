@@ -5,13 +5,15 @@
 // timeline of the one playing. Hands-free listens until turned off; push-to-talk sends audio
 // only while the button (or Space on it) is held.
 //
-// Every turn is also measured on the AudioContext's clock (window.voiceTurns): the end of the
-// speech as captured (the last block above −40 dBFS), the arrival of each event, and the time
-// the first reply sample is scheduled to play. The browser test and bench/avatar-voice-browser.ts read it.
+// Every turn is also measured on the AudioContext's clock (window.voiceTurns): the arrival of
+// each event, and the time the first reply sample is scheduled to play; and the capture time of
+// the first sample louder than −6 dBFS (window.voiceCapture.markerAt), which ties a test's
+// microphone file (a beep before the speech) to that clock. The browser test and
+// bench/avatar-voice-browser.ts read them.
 
 const RATE = 16000
 const FRAME_SAMPLES = 320 // 20 ms at 16 kHz
-const AUDIBLE = 0.01 // −40 dBFS
+const MARKER = 0.5 // −6 dBFS
 // A sentence that arrives while nothing is playing starts this long after now, so that the
 // browser's audio thread has it before it is due.
 const LEAD_SECONDS = 0.02
@@ -63,11 +65,11 @@ export function createVoiceMode(ui) {
     sources: [], // the reply's scheduled AudioBufferSourceNodes
     timelines: [], // { start, end, visemes } on the context clock
     nextStart: 0,
-    lastAudibleAt: 0,
     turn: null, // the measurement of the turn in progress
     played: 0,
   }
   window.voiceTurns = []
+  window.voiceCapture = {}
 
   const now = () => ui.context().currentTime
   const send = (frame) => {
@@ -117,7 +119,6 @@ export function createVoiceMode(ui) {
     if (frame.type === 'vad' && frame.speaking) {
       voice.turn = { speechStart: at }
     } else if (frame.type === 'vad' && !frame.speaking && voice.turn) {
-      voice.turn.speechEnd = voice.lastAudibleAt
       voice.turn.endOfTurn = at
     } else if (frame.type === 'transcript') {
       if (frame.final) {
@@ -175,11 +176,11 @@ export function createVoiceMode(ui) {
     const down = downsampler(context.sampleRate)
     let pending = []
     node.port.onmessage = (event) => {
-      const block = event.data
-      let loud = 0
-      for (const sample of block) loud = Math.max(loud, Math.abs(sample))
-      // The block's end on the context clock (it was captured just before it was posted).
-      if (loud > AUDIBLE) voice.lastAudibleAt = now()
+      const { samples: block, time } = event.data
+      if (window.voiceCapture.markerAt === undefined) {
+        const loud = block.findIndex((sample) => Math.abs(sample) > MARKER)
+        if (loud >= 0) window.voiceCapture.markerAt = time + loud / context.sampleRate
+      }
       if (voice.mode === 'push-to-talk' && !voice.talking) return
       pending = pending.concat(down(block))
       while (pending.length >= FRAME_SAMPLES) {
