@@ -224,7 +224,7 @@ async function converse(url: string, speech: Buffer[], session: string, turns: n
   const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/ws?session_id=${session}`)
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
   const result: Conversation = { firstAudio: [], chunks: 0, late: 0, worstLateMs: 0 }
-  let replyDone = false
+  const reply = { done: false }
   let spokeAt = Number.NaN
   let playingUntil = 0
   let firstOfReply = true
@@ -244,7 +244,7 @@ async function converse(url: string, speech: Buffer[], session: string, turns: n
       }
       playingUntil += frame.durationMs ?? 0
     }
-    if (frame.type === 'done' || frame.type === 'error' || frame.type === 'interrupted') replyDone = true
+    if (frame.type === 'done' || frame.type === 'error' || frame.type === 'interrupted') reply.done = true
   })
   socket.send(JSON.stringify({ type: 'voice.start', sampleRate: 16000, endOfTurnMs }))
   const silence = silencePcm(FRAME_MS)
@@ -252,12 +252,12 @@ async function converse(url: string, speech: Buffer[], session: string, turns: n
     const pcm = Buffer.concat([silencePcm(300), speech[turn % speech.length]])
     const frames = framesOf(pcm)
     const last = lastAudibleFrame(pcm)
-    replyDone = false
+    reply.done = false
     firstOfReply = true
     const start = performance.now()
     // Speak, then stay quiet until the reply is done and has been heard (30 s at most).
     for (let index = 0; index < frames.length + 1500; index++) {
-      if (index >= frames.length && replyDone && performance.now() >= playingUntil) break
+      if (index >= frames.length && reply.done && performance.now() >= playingUntil) break
       const wait = start + index * FRAME_MS - performance.now()
       if (wait > 0) await sleep(wait)
       socket.send(index < frames.length ? frames[index] : silence)
