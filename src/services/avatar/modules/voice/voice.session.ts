@@ -126,12 +126,6 @@ function pcmToFloats(data: Buffer): Float32Array {
   return samples
 }
 
-function floatsToPcm(samples: Float32Array): Int16Array {
-  const pcm = new Int16Array(samples.length)
-  for (let index = 0; index < samples.length; index++) pcm[index] = Math.round(Math.max(-1, Math.min(1, samples[index])) * 32767)
-  return pcm
-}
-
 function reason(error: unknown): string {
   return error instanceof Error && error.message ? error.message : 'the provider failed'
 }
@@ -169,7 +163,7 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
       hearing = { stream, sinceRead: 0, reading: false, told: '', announced: false }
     }
     const utterance = hearing
-    utterance.stream.push(floatsToPcm(samples))
+    utterance.stream.push(samples)
     utterance.sinceRead += samples.length
     // Partials once the turn is announced (speech, not a click), one at a time.
     if (!utterance.announced || utterance.reading || utterance.sinceRead < PARTIAL_EVERY_SAMPLES) return

@@ -25,8 +25,8 @@ export interface RecognitionStatus {
 
 /** One utterance recognised while it is spoken (voice mode). */
 export interface RecognitionStream {
-  /** 16 kHz mono 16-bit samples, in order; decoded as they come. */
-  push(samples: Int16Array): void
+  /** 16 kHz mono samples (−1…1), in order; decoded as they come. */
+  push(samples: Float32Array): void
   /** The best guess so far, after all the audio pushed ('' before any word). */
   partial(): Promise<string>
   /** Ends the utterance: its transcript. */

@@ -2,4 +2,4 @@ export { type AsrProvider, type RecognitionStatus, type RecognitionStream, Trans
 export { createNoAsrProvider } from './none.asr.ts'
 export { createOpenAiAsrProvider } from './openai.asr.ts'
 export { createPocketsphinxProvider, pocketsphinxInstalled } from './pocketsphinx.asr.ts'
-export { encodeWav16 } from './wav-decode.ts'
+export { encodeWav16, joinSamples } from './wav-decode.ts'

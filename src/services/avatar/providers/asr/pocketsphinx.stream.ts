@@ -2,6 +2,7 @@ import koffi from 'koffi'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import type { RecognitionStream } from './asr.port.ts'
+import { joinSamples } from './wav-decode.ts'
 
 // Debian's libpocketsphinx (the library of pocketsphinx_continuous), called in process through
 // koffi: a decoder loads its model once (0.3-0.6 s, about 95 MB) and then reads audio as it
@@ -148,7 +149,7 @@ export function pocketsphinxDecoders(modelDir: string): DecoderPool | undefined 
  */
 export function openPocketsphinxStream(pool: DecoderPool): RecognitionStream {
   const { native } = pool
-  let queued: Int16Array[] = []
+  let queued: Float32Array[] = []
   let decoder: Pointer | undefined
   let released = false
   const score = new Int32Array(1)
@@ -164,7 +165,7 @@ export function openPocketsphinxStream(pool: DecoderPool): RecognitionStream {
   }
   const decodeQueued = async () => {
     while (queued.length > 0) {
-      const samples = joined(queued)
+      const samples = toPcm16(joinSamples(queued))
       queued = []
       await onPool(native.processRaw, decoder, samples, samples.length, 0, 0)
     }
@@ -205,13 +206,9 @@ export function openPocketsphinxStream(pool: DecoderPool): RecognitionStream {
   }
 }
 
-function joined(parts: Int16Array[]): Int16Array {
-  if (parts.length === 1) return parts[0]
-  const out = new Int16Array(parts.reduce((sum, part) => sum + part.length, 0))
-  let offset = 0
-  for (const part of parts) {
-    out.set(part, offset)
-    offset += part.length
-  }
-  return out
+/** 16-bit PCM, as the decoder reads it. */
+function toPcm16(samples: Float32Array): Int16Array {
+  const pcm = new Int16Array(samples.length)
+  for (let index = 0; index < samples.length; index++) pcm[index] = Math.round(Math.max(-1, Math.min(1, samples[index])) * 32767)
+  return pcm
 }
