@@ -5,7 +5,7 @@
 // silence after each) to the /avatar page in hands-free voice mode, on a fresh `triad serve`
 // (avatar only, mock model, pocketsphinx, espeak-ng). Everything is read on the page's
 // AudioContext clock (voice.js): the end of the person's speech in the file (the last 10 ms
-// within 30 dB of the recording's loudest, placed on the page's clock by a beep the file starts
+// within 20 dB of the recording's loudest, placed on the page's clock by a beep the file starts
 // with), the arrival of vad speaking:false, of the final transcript, of the first token
 // and of the first audio frame, and the time the page scheduled the first reply sample to play.
 // A turn that ended at a pause inside a recording (Silero heard 200 ms of silence there) has no
@@ -14,8 +14,9 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
-import { fakeMicrophoneWav, launchWithMicrophone, librivoxRecordings, measuredTurns, type PageTurn, pageTurns, speechEndsOnPage, startTalking } from '../test/services/avatar/voice/browser-voice.ts'
+import { fakeMicrophoneWav, launchWithMicrophone, librivoxRecordings, measuredTurns, type PageTurn, speechEndsOnPage, startTalking } from '../test/services/avatar/voice/browser-voice.ts'
 import { smoke, startTriad } from './lib.ts'
 
 const { values } = parseArgs({
@@ -57,9 +58,9 @@ async function measure(label: string, env: Record<string, string>, runs: number)
       const browser = await launchWithMicrophone(microphone.path)
       try {
         const page = await startTalking(browser, server.url, endOfTurnMs)
-        // The file lasts 2 + 5 × (3-8 s + 5 s); its turns are all done a little after it ends.
-        const expected = recordings.length
-        const seen = await pageTurns(page, expected, 120_000).catch(() => measuredTurns(page))
+        // The whole file plays (2 s, then each recording and 5 s of silence), then 20 s for the last replies.
+        await sleep((microphone.durationSeconds + 20) * 1000)
+        const seen = await measuredTurns(page)
         const ends = await speechEndsOnPage(page, microphone, seen)
         for (const [index, turn] of seen.entries()) {
           const speechEnd = ends[index]
@@ -79,7 +80,10 @@ async function measure(label: string, env: Record<string, string>, runs: number)
   } finally {
     await server.stop()
   }
-  if (turns.length === 0) throw new Error(`${label}: the page measured no turn`)
+  if (turns.length === 0) {
+    console.log(`\n${label}: no turn timed (${split} ended at a pause inside a recording)`)
+    return []
+  }
   console.log(`\n${label}: ${turns.length} turns timed (${split} more ended at a pause inside a recording), endOfTurnMs ${endOfTurnMs}, ms on the page's AudioContext clock`)
   for (const [stage, of] of Object.entries(STAGES)) {
     const ms = turns.map((turn) => of(turn) * 1000)
@@ -93,7 +97,9 @@ try {
   const resident = await measure('resident decoder (recognition while speaking)', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'true' }, repeats)
   const perTurn = await measure('baseline: pocketsphinx_continuous per turn', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'false' }, 1)
   console.log(`load average at the end: ${loadavg().map((load) => load.toFixed(1)).join(' ')}`)
-  console.log(`voice to voice, resident / per-turn process: p50 ${(quantile(resident, 0.5) / quantile(perTurn, 0.5)).toFixed(2)}, p95 ${(quantile(resident, 0.95) / quantile(perTurn, 0.95)).toFixed(2)}`)
+  if (resident.length > 0 && perTurn.length > 0) {
+    console.log(`voice to voice, resident / per-turn process: p50 ${(quantile(resident, 0.5) / quantile(perTurn, 0.5)).toFixed(2)}, p95 ${(quantile(resident, 0.95) / quantile(perTurn, 0.95)).toFixed(2)}`)
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }

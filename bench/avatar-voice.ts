@@ -47,7 +47,7 @@ interface Turn {
   text: string
 }
 
-async function oneTurn(url: string, speech: Buffer, session: string): Promise<Turn> {
+async function oneTurn(url: string, speech: Buffer, session: string): Promise<Turn | string> {
   const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/ws?session_id=${session}`)
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
   const seen: Record<string, number> = {}
@@ -76,7 +76,7 @@ async function oneTurn(url: string, speech: Buffer, session: string): Promise<Tu
     if (index === last) spokeAt = performance.now()
   }
   socket.close()
-  if (seen.audio === undefined) throw new Error(`no audio: ${JSON.stringify(seen)}`)
+  if (seen.audio === undefined) return `no reply audio within 10 s of silence: ${JSON.stringify(seen)}`
   return {
     endOfTurn: seen['vad:false'] - spokeAt,
     transcript: seen['transcript:true'] - spokeAt,
@@ -141,16 +141,22 @@ async function measure(key: string, label: string, env: Record<string, string>):
   try {
     const speech = await speechPcm(PHRASES)
     const turns: Turn[] = []
+    let missed = 0
     for (let round = 0; round < repeats; round++) {
       for (const [index, pcm] of speech.entries()) {
         const turn = await oneTurn(server.url, pcm, `bench-voice-${key}-${round}-${index}`)
+        if (typeof turn === 'string') {
+          missed++
+          console.log(`${PHRASES[index].padEnd(34)} ${turn}`)
+          continue
+        }
         turns.push(turn)
         console.log(
           `${PHRASES[index].padEnd(34)} heard ${JSON.stringify(turn.text).padEnd(40)} (${turn.partials} partials) end of turn ${turn.endOfTurn.toFixed(0)} ms, transcript ${turn.transcript.toFixed(0)}, first token ${turn.firstToken.toFixed(0)}, first audio ${turn.firstAudio.toFixed(0)}`,
         )
       }
     }
-    console.log(`\n${label}: voice-to-first-audio over ${turns.length} turns, endOfTurnMs ${endOfTurnMs} (ms after the last audible sample was sent):`)
+    console.log(`\n${label}: voice-to-first-audio over ${turns.length} turns (${missed} without a reply in time), endOfTurnMs ${endOfTurnMs} (ms after the last audible sample was sent):`)
     for (const stage of ['endOfTurn', 'transcript', 'firstToken', 'firstAudio'] as const) {
       const values = turns.map((turn) => turn[stage])
       console.log(`  ${stage.padEnd(11)} p50 ${quantile(values, 0.5).toFixed(0).padStart(5)}  p95 ${quantile(values, 0.95).toFixed(0).padStart(5)}`)

@@ -25,9 +25,15 @@ export interface MicrophoneFile {
   path: string
   markerSeconds: number
   speechEnds: number[]
+  durationSeconds: number
 }
 
-/** The end of the last 10 ms window within 30 dB of the loudest one: where the speech of a recording ends. */
+/**
+ * The end of the last 10 ms window within 20 dB of the loudest one: where the speech of a
+ * recording ends. LibriVox recordings keep breath and room noise at 20-35 dB under the speech up
+ * to their last sample; 20 dB puts the end before that tail (an early end makes latency look
+ * longer, never shorter).
+ */
 function speechEnd(samples: Float32Array): number {
   const window = RATE / 100
   const levels: number[] = []
@@ -36,7 +42,7 @@ function speechEnd(samples: Float32Array): number {
     for (let index = start; index < start + window; index++) sum += samples[index] * samples[index]
     levels.push(Math.sqrt(sum / window))
   }
-  const floor = Math.max(...levels) / 10 ** (30 / 20)
+  const floor = Math.max(...levels) / 10 ** (20 / 20)
   const last = levels.findLastIndex((level) => level > floor)
   return ((last + 1) * window) / RATE
 }
@@ -63,7 +69,7 @@ export function fakeMicrophoneWav(files: string[], path: string, options: { lead
     offset += recording.length + options.gapSeconds * RATE
   }
   writeFileSync(path, encodeWav16(joinSamples(parts), RATE))
-  return { path, markerSeconds, speechEnds }
+  return { path, markerSeconds, speechEnds, durationSeconds: offset / RATE }
 }
 
 /** Chromium whose microphone plays `wav` once, with no permission prompt, and audio that plays unprompted. */
