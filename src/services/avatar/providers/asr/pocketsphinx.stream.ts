@@ -61,6 +61,9 @@ function loadNative(): Native | undefined {
   }
 }
 
+/** Half a second of 16 kHz audio: the most one native call decodes. */
+const MAX_SAMPLES_A_CALL = 8000
+
 /** A native call on the thread pool. */
 function onPool(fn: Call, ...args: unknown[]): Promise<unknown> {
   return new Promise((resolve, reject) => fn.async(...args, (error: unknown, result: unknown) => (error ? reject(error) : resolve(result))))
@@ -167,7 +170,12 @@ export function openPocketsphinxStream(pool: DecoderPool): RecognitionStream {
     while (queued.length > 0) {
       const samples = toPcm16(joinSamples(queued))
       queued = []
-      await onPool(native.processRaw, decoder, samples, samples.length, 0, 0)
+      // A backlog (a turn that waited for a decoder) goes in half-second calls: one call holds a
+      // thread of libuv's pool, which the voice activity detection of every socket also uses.
+      for (let start = 0; start < samples.length; start += MAX_SAMPLES_A_CALL) {
+        const part = samples.subarray(start, start + MAX_SAMPLES_A_CALL)
+        await onPool(native.processRaw, decoder, part, part.length, 0, 0)
+      }
     }
   }
   const hypothesis = async () => String((await onPool(native.getHyp, decoder, score)) ?? '').trim()
