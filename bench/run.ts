@@ -11,6 +11,7 @@ import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
+import { CHROMIUM } from '../test/helpers/browser.ts'
 import { standbyPairUnavailable } from '../test/helpers/postgres-standby.ts'
 import type { BenchRow } from './lib.ts'
 
@@ -69,6 +70,13 @@ const benchmarks: Benchmark[] = [
     file: 'bench/avatar-voice-wer.ts',
     smokeArgs: ['--smoke'],
     unavailable: () => (existsSync('/usr/share/pocketsphinx/test/data/librivox') ? undefined : 'Debian package missing: pocketsphinx-testdata'),
+  },
+  {
+    name: 'avatar-voice-browser',
+    file: 'bench/avatar-voice-browser.ts',
+    smokeArgs: ['--smoke'],
+    unavailable: () =>
+      existsSync('/usr/share/pocketsphinx/test/data/librivox') && existsSync(CHROMIUM) ? undefined : 'Debian packages missing: pocketsphinx-testdata or chromium',
   },
   { name: 'core-utilities', file: 'bench/core-utilities.ts', smokeArgs: ['--smoke'] },
   { name: 'metrics-overhead', file: 'bench/metrics-overhead.ts', args: ['--profile'], smokeArgs: ['--smoke'] },

@@ -99,6 +99,7 @@ const transcriptionEnvSchema = {
   AVATAR_ASR_TIMEOUT: Env.duration('60s'),
   AVATAR_ASR_POCKETSPHINX_COMMAND: Env.string('the pocketsphinx_continuous command (a name on PATH or a path)', { default: 'pocketsphinx_continuous' }),
   AVATAR_ASR_POCKETSPHINX_MODEL: Env.string('the directory of the pocketsphinx en-us model', { default: '/usr/share/pocketsphinx/model/en-us' }),
+  AVATAR_ASR_POCKETSPHINX_STREAMING: Env.boolean(true),
 }
 
 type TranscriptionEnv = Static<TObject<typeof transcriptionEnvSchema>> & { AVATAR_ASR_API_KEY?: string; AVATAR_ASR_BASE_URL?: string; AVATAR_ASR_MODEL: string }
@@ -108,7 +109,7 @@ function buildTranscriptionConfig(env: TranscriptionEnv) {
     provider: env.AVATAR_ASR_PROVIDER,
     timeoutMs: parseDuration(env.AVATAR_ASR_TIMEOUT),
     openai: { apiKey: env.AVATAR_ASR_API_KEY, baseUrl: env.AVATAR_ASR_BASE_URL, model: env.AVATAR_ASR_MODEL },
-    pocketsphinx: { command: env.AVATAR_ASR_POCKETSPHINX_COMMAND, modelDir: env.AVATAR_ASR_POCKETSPHINX_MODEL },
+    pocketsphinx: { command: env.AVATAR_ASR_POCKETSPHINX_COMMAND, modelDir: env.AVATAR_ASR_POCKETSPHINX_MODEL, streaming: env.AVATAR_ASR_POCKETSPHINX_STREAMING },
   }
 }
 

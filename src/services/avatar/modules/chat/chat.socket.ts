@@ -89,7 +89,7 @@ const SocketDescription = [
   'the events of `POST /v1/chat/stream`. A bad frame or a frame over the rate limit is answered with an error frame and the socket stays open.',
   'What operators send to the session arrives as `{"type":"say",…}` and `{"type":"act",…}` frames, the events of `GET /v1/session/{session_id}/events`.',
   'Voice mode: after `{"type":"voice.start","sampleRate":16000}` the client streams its microphone as binary frames (16-bit PCM, 16 kHz, mono);',
-  'each turn is detected (`vad`), recognised (`transcript`), answered (`token`…) and spoken sentence by sentence (`audio`: WAV as base64 with its',
+  'each turn is detected (`vad`), recognised (`transcript`: partial ones with `final:false` while the person speaks, from the local English recogniser; the final one at the end of the turn), answered (`token`…) and spoken sentence by sentence (`audio`: WAV as base64 with its',
   'viseme timeline) before `done`; speaking over the avatar stops it (`interrupted`). `{"type":"voice.stop"}` ends it.',
   'The server pings every AVATAR_WS_HEARTBEAT and closes a socket that did not answer the previous ping.',
   'Without a WebSocket upgrade the route answers 426. See docs/avatar-protocol.md.',

@@ -8,6 +8,7 @@ const ASSET_TYPES: Record<string, string> = {
   'avatar.css': 'text/css; charset=utf-8',
   'avatar.js': 'text/javascript; charset=utf-8',
   'recorder-worklet.js': 'text/javascript; charset=utf-8',
+  'voice.js': 'text/javascript; charset=utf-8',
 }
 
 // Everything the page needs comes from here: no CDN, no inline script, no third party.

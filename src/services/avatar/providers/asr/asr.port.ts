@@ -23,12 +23,31 @@ export interface RecognitionStatus {
   message: string
 }
 
+/** One utterance recognised while it is spoken (voice mode). */
+export interface RecognitionStream {
+  /** 16 kHz mono samples (−1…1), in order; decoded as they come. */
+  push(samples: Float32Array): void
+  /** The best guess so far, after all the audio pushed ('' before any word). */
+  partial(): Promise<string>
+  /** Ends the utterance: its transcript. */
+  finish(): Promise<string>
+  /** Drops the utterance (it made no turn, or the socket closed). */
+  cancel(): void
+}
+
 /** The speech-recognition port; one file per implementation, plus a fake. */
 export interface AsrProvider {
   readonly name: string
   status(): RecognitionStatus
   /** Throws TranscriptionError for a request the provider refuses, or fails on. */
   transcribe(request: TranscriptionRequest): Promise<Transcription>
+  /**
+   * Recognition as the person speaks, in `language`, when the provider can (else undefined, and
+   * voice mode sends the whole utterance to `transcribe` at the end of the turn).
+   */
+  stream?(language: string | undefined): RecognitionStream | undefined
+  /** Gets ready for `stream` (loads a model) ahead of the first utterance. */
+  warm?(): void
 }
 
 /** `kind` decides the status: the caller's request (400), a format it cannot take (415), the provider (502). */

@@ -1,5 +1,5 @@
-export { type AsrProvider, type RecognitionStatus, TranscriptionError } from './asr.port.ts'
+export { type AsrProvider, type RecognitionStatus, type RecognitionStream, TranscriptionError } from './asr.port.ts'
 export { createNoAsrProvider } from './none.asr.ts'
 export { createOpenAiAsrProvider } from './openai.asr.ts'
 export { createPocketsphinxProvider, pocketsphinxInstalled } from './pocketsphinx.asr.ts'
-export { encodeWav16 } from './wav-decode.ts'
+export { encodeWav16, joinSamples } from './wav-decode.ts'

@@ -5,6 +5,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { delimiter, isAbsolute, join } from 'node:path'
 import { type AsrProvider, type TranscriptionRequest, TranscriptionError } from './asr.port.ts'
 import { decodeToMono } from './decode.ts'
+import { openPocketsphinxStream, pocketsphinxDecoders } from './pocketsphinx.stream.ts'
 import { decodeWav, encodeWav16, resample } from './wav-decode.ts'
 
 export interface PocketsphinxOptions {
@@ -13,6 +14,8 @@ export interface PocketsphinxOptions {
   /** The en-us model directory of Debian's pocketsphinx-en-us. */
   modelDir: string
   timeoutMs: number
+  /** Voice mode recognises as the person speaks, on decoders kept loaded (libpocketsphinx in process). */
+  streaming?: boolean
 }
 
 const RATE = 16_000
@@ -93,8 +96,14 @@ export function createPocketsphinxProvider(options: PocketsphinxOptions): AsrPro
     return { path: target, duration: converted ? converted.samples.length / RATE : 0 }
   }
 
+  const isEnglish = (language: string | undefined) => language === undefined || language === 'en' || language.startsWith('en-')
   return {
     name: 'pocketsphinx',
+    stream(language) {
+      const decoders = options.streaming && isEnglish(language) ? pocketsphinxDecoders(options.modelDir) : undefined
+      return decoders && openPocketsphinxStream(decoders)
+    },
+    warm: () => (options.streaming ? pocketsphinxDecoders(options.modelDir)?.warm() : undefined),
     status: () => ({
       provider: 'pocketsphinx',
       available: true,
@@ -102,7 +111,7 @@ export function createPocketsphinxProvider(options: PocketsphinxOptions): AsrPro
     }),
     async transcribe(request) {
       const language = request.language ?? 'en'
-      if (language !== 'en' && !language.startsWith('en-')) {
+      if (!isEnglish(language)) {
         throw new TranscriptionError(
           'unsupported_language',
           `The local recognizer (pocketsphinx) understands English only, not ${JSON.stringify(language)}; set AVATAR_ASR_API_KEY for an OpenAI-compatible API to recognise other languages`,

@@ -70,6 +70,17 @@ export function resample(audio: DecodedAudio, rate: number): Float32Array {
   return out
 }
 
+/** The samples of `parts`, one after another. */
+export function joinSamples(parts: Float32Array[]): Float32Array {
+  const out = new Float32Array(parts.reduce((sum, part) => sum + part.length, 0))
+  let offset = 0
+  for (const part of parts) {
+    out.set(part, offset)
+    offset += part.length
+  }
+  return out
+}
+
 /** A 16-bit mono WAV file of `samples`. */
 export function encodeWav16(samples: Float32Array, sampleRate: number): Buffer {
   const out = Buffer.alloc(44 + samples.length * 2)

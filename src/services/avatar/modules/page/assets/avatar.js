@@ -1,6 +1,8 @@
 // The avatar page: plain browser JavaScript, no framework, no external assets. It talks to
-// the avatar API over HTTP only: /v1/chat/stream (SSE over fetch), /v1/tts (with its viseme
-// timeline), /v1/asr, the session endpoints and the operator channel (/v1/session/{id}/events).
+// the avatar API over HTTP: /v1/chat/stream (SSE over fetch), /v1/tts (with its viseme
+// timeline), /v1/asr, the session endpoints and the operator channel (/v1/session/{id}/events);
+// voice mode (voice.js) talks over the WebSocket /ws.
+import { createVoiceMode } from './voice.js'
 
 const $ = (selector) => document.querySelector(selector)
 const avatar = $('#avatar')
@@ -233,7 +235,12 @@ function animateMouth() {
   const shape = MOUTH_SHAPES[state.emotion] || MOUTH_SHAPES.neutral
   let target = 0
   let width = 1
-  if (speech.playing && speech.visemes) {
+  const voiceViseme = voiceMode.viseme()
+  if (voiceViseme !== undefined) {
+    mouth.dataset.viseme = voiceViseme
+    target = VISEME_SHAPES[voiceViseme].open
+    width = VISEME_SHAPES[voiceViseme].width
+  } else if (speech.playing && speech.visemes) {
     const viseme = visemeAt(speech.visemes, now() - speech.startedAt)
     mouth.dataset.viseme = viseme
     target = VISEME_SHAPES[viseme].open
@@ -568,7 +575,7 @@ async function startRecording() {
   const source = context.createMediaStreamSource(stream)
   const node = new AudioWorkletNode(context, 'recorder')
   const chunks = []
-  node.port.onmessage = (event) => chunks.push(event.data)
+  node.port.onmessage = (event) => chunks.push(event.data.samples)
   source.connect(node)
   recorder.active = { stream, source, node, chunks, rate: context.sampleRate }
   micButton.classList.add('recording')
@@ -612,6 +619,104 @@ micButton.addEventListener('click', () => {
   })
 })
 
+// ---------------------------------------------------------------- voice mode
+
+const talkButton = $('#talk')
+const holdButton = $('#hold')
+const listening = $('#listening')
+const heard = $('#heard')
+const voiceReply = { item: null, text: '' }
+
+const voiceMode = createVoiceMode({
+  context: audioContext,
+  sessionId: () => state.sessionId,
+  language: () => $('#asr-language').value,
+  onState(on, mode, talking) {
+    talkButton.setAttribute('aria-pressed', String(on))
+    talkButton.textContent = on ? 'Stop voice' : 'Talk'
+    holdButton.hidden = !(on && mode === 'push-to-talk')
+    holdButton.setAttribute('aria-pressed', String(Boolean(talking)))
+    const hearing = on && (mode === 'hands-free' || talking)
+    listening.dataset.state = hearing ? 'listening' : on ? 'ready' : 'off'
+    listening.textContent = hearing ? 'Listening…' : on ? 'Hold “Hold to talk” (or Space on it) while you speak' : 'Voice off'
+    $('#talk-mode').disabled = on
+  },
+  onPartial(text) {
+    heard.textContent = text
+  },
+  onFinal(text) {
+    heard.textContent = ''
+    document.body.dataset.lastTranscript = text
+    if (!text) return
+    addMessage('user', text)
+    voiceReply.item = addMessage('assistant', '')
+    voiceReply.item.classList.add('streaming')
+    voiceReply.text = ''
+    setAction('think', true)
+  },
+  onToken(content) {
+    if (!voiceReply.item) return
+    voiceReply.text += content
+    voiceReply.item.querySelector('.content').textContent = voiceReply.text
+    messages.scrollTop = messages.scrollHeight
+  },
+  onDone(reply) {
+    const item = voiceReply.item
+    voiceReply.item = null
+    if (!item) return
+    item.classList.remove('streaming')
+    item.querySelector('.content').textContent = reply.replyText
+    setEmotion(reply.emotion)
+    setAction(reply.action)
+    tagMessage(item, reply.emotion, reply.action)
+  },
+  onInterrupted(frame) {
+    const item = voiceReply.item
+    voiceReply.item = null
+    if (item) {
+      item.classList.remove('streaming')
+      item.classList.add('interrupted')
+      item.querySelector('.content').textContent = frame.replyText
+      tagMessage(item, state.emotion, 'stopped')
+    }
+    document.body.dataset.voiceInterrupted = String(Number(document.body.dataset.voiceInterrupted || 0) + 1)
+  },
+  onSpeaking(speaking) {
+    avatar.dataset.speaking = String(speaking)
+    if (speaking && (state.action === 'idle' || state.action === 'think')) setAction('speak', true)
+    if (!speaking && state.action === 'speak') setAction('idle', true)
+  },
+  onError(message) {
+    setStatus(`Voice: ${message}`)
+  },
+})
+
+talkButton.addEventListener('click', () => {
+  if (voiceMode.active) {
+    voiceMode.off()
+    return
+  }
+  stop() // talking interrupts a typed reply still playing
+  voiceMode.on($('#talk-mode').value).catch((error) => {
+    voiceMode.off()
+    setStatus(`Microphone: ${error.message}`)
+  })
+})
+// Push-to-talk: hold the button, or Space (or Enter) while it has the focus.
+holdButton.addEventListener('pointerdown', () => voiceMode.press())
+holdButton.addEventListener('pointerup', () => voiceMode.release())
+holdButton.addEventListener('pointerleave', () => voiceMode.release())
+holdButton.addEventListener('keydown', (event) => {
+  if (event.key !== ' ' && event.key !== 'Enter') return
+  event.preventDefault()
+  if (!event.repeat) voiceMode.press()
+})
+holdButton.addEventListener('keyup', (event) => {
+  if (event.key !== ' ' && event.key !== 'Enter') return
+  event.preventDefault()
+  voiceMode.release()
+})
+
 // ---------------------------------------------------------------- start
 
 async function loadCapabilities() {
@@ -628,6 +733,8 @@ async function loadCapabilities() {
     const asr = await asrResponse.json()
     const usable = asr.available && typeof navigator.mediaDevices?.getUserMedia === 'function'
     micButton.disabled = !usable
+    talkButton.disabled = !usable
+    talkButton.title = asr.available ? (usable ? 'Talk with the avatar (voice mode)' : 'This browser cannot record audio here (it needs HTTPS or localhost)') : asr.message
     const tip = asr.available ? (usable ? `Speak (${asr.provider})` : 'This browser cannot record audio here (it needs HTTPS or localhost)') : asr.message
     micButton.title = tip
     // A disabled button shows no tooltip in some browsers; its wrapper does.

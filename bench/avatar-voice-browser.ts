@@ -1,0 +1,105 @@
+// Voice-to-voice latency in a real browser (issue 29, item 7).
+// Usage: node bench/avatar-voice-browser.ts [--repeats 2 --end-of-turn 200 --smoke]
+//   (needs Chromium, pocketsphinx, pocketsphinx-en-us and pocketsphinx-testdata)
+// Chromium's fake microphone speaks the five LibriVox sentences of pocketsphinx-testdata (5 s of
+// silence after each) to the /avatar page in hands-free voice mode, on a fresh `triad serve`
+// (avatar only, mock model, pocketsphinx, espeak-ng). Everything is read on the page's
+// AudioContext clock (voice.js): the end of the person's speech in the file (the last 10 ms
+// within 20 dB of the recording's loudest, placed on the page's clock by a beep the file starts
+// with), the arrival of vad speaking:false, of the final transcript, of the first token
+// and of the first audio frame, and the time the page scheduled the first reply sample to play.
+// A turn that ended at a pause inside a recording (Silero heard 200 ms of silence there) has no
+// speech end in the file to measure from: it is counted, not timed. The baseline of the same run: the per-turn pocketsphinx_continuous process
+// (AVATAR_ASR_POCKETSPHINX_STREAMING=false).
+import { mkdtempSync, rmSync } from 'node:fs'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { parseArgs } from 'node:util'
+import { fakeMicrophoneWav, launchWithMicrophone, librivoxRecordings, measuredTurns, type PageTurn, speechEndsOnPage, startTalking } from '../test/services/avatar/voice/browser-voice.ts'
+import { smoke, startTriad } from './lib.ts'
+
+const { values } = parseArgs({
+  options: { repeats: { type: 'string', default: '2' }, 'end-of-turn': { type: 'string', default: '200' }, smoke: { type: 'boolean', default: false } },
+})
+const repeats = smoke ? 1 : Number(values.repeats)
+const endOfTurnMs = Number(values['end-of-turn'])
+const recordings = librivoxRecordings().slice(0, smoke ? 1 : undefined)
+const dir = mkdtempSync(join(tmpdir(), 'triad-voice-browser-'))
+const microphone = fakeMicrophoneWav(
+  recordings.map((recording) => recording.file),
+  join(dir, 'microphone.wav'),
+  { leadSeconds: 2, gapSeconds: 5 },
+)
+
+const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]
+}
+
+type TimedTurn = PageTurn & { speechEnd: number }
+
+const STAGES: Record<string, (turn: TimedTurn) => number> = {
+  'end-of-turn detection': (turn) => turn.endOfTurn - turn.speechEnd,
+  'recognition (final transcript)': (turn) => turn.transcript - turn.endOfTurn,
+  'model first token': (turn) => turn.firstToken - turn.transcript,
+  'first sentence synthesised + transport': (turn) => turn.audioArrived - turn.firstToken,
+  'playback start (decode, schedule)': (turn) => turn.playStart - turn.audioArrived,
+  'voice to voice': (turn) => turn.playStart - turn.speechEnd,
+}
+
+/** Every turn the page measured over `repeats` runs of the microphone file, on a fresh instance with `env`. */
+async function measure(label: string, env: Record<string, string>, runs: number): Promise<number[]> {
+  const server = await startTriad({ TRIAD_SERVICES: 'avatar', AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx', ...env })
+  const turns: TimedTurn[] = []
+  let split = 0
+  try {
+    for (let run = 0; run < runs; run++) {
+      const browser = await launchWithMicrophone(microphone.path)
+      try {
+        const page = await startTalking(browser, server.url, endOfTurnMs)
+        // The whole file plays (2 s, then each recording and 5 s of silence), then 20 s for the last replies.
+        await sleep((microphone.durationSeconds + 20) * 1000)
+        const seen = await measuredTurns(page)
+        const ends = await speechEndsOnPage(page, microphone, seen)
+        for (const [index, turn] of seen.entries()) {
+          const speechEnd = ends[index]
+          if (turn.playStart === undefined) continue
+          if (speechEnd === undefined) {
+            split++
+            console.log(`  heard ${JSON.stringify(turn.text).padEnd(70)} (ended at a pause inside the recording)`)
+            continue
+          }
+          turns.push({ ...turn, speechEnd })
+          console.log(`  heard ${JSON.stringify(turn.text).padEnd(70)} voice to voice ${((turn.playStart - speechEnd) * 1000).toFixed(0)} ms`)
+        }
+      } finally {
+        await browser.close()
+      }
+    }
+  } finally {
+    await server.stop()
+  }
+  if (turns.length === 0) {
+    console.log(`\n${label}: no turn timed (${split} ended at a pause inside a recording)`)
+    return []
+  }
+  console.log(`\n${label}: ${turns.length} turns timed (${split} more ended at a pause inside a recording), endOfTurnMs ${endOfTurnMs}, ms on the page's AudioContext clock`)
+  for (const [stage, of] of Object.entries(STAGES)) {
+    const ms = turns.map((turn) => of(turn) * 1000)
+    console.log(`  ${stage.padEnd(40)} p50 ${quantile(ms, 0.5).toFixed(0).padStart(5)}  p95 ${quantile(ms, 0.95).toFixed(0).padStart(5)}`)
+  }
+  return turns.map((turn) => (turn.playStart - turn.speechEnd) * 1000)
+}
+
+try {
+  console.log(`load average at the start: ${loadavg().map((load) => load.toFixed(1)).join(' ')} (on ${availableParallelism()} cores)`)
+  const resident = await measure('resident decoder (recognition while speaking)', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'true' }, repeats)
+  const perTurn = await measure('baseline: pocketsphinx_continuous per turn', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'false' }, 1)
+  console.log(`load average at the end: ${loadavg().map((load) => load.toFixed(1)).join(' ')}`)
+  if (resident.length > 0 && perTurn.length > 0) {
+    console.log(`voice to voice, resident / per-turn process: p50 ${(quantile(resident, 0.5) / quantile(perTurn, 0.5)).toFixed(2)}, p95 ${(quantile(resident, 0.95) / quantile(perTurn, 0.95)).toFixed(2)}`)
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}

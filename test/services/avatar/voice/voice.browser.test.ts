@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, it } from 'node:test'
+import { pocketsphinxInstalled } from '../../../../src/services/avatar/providers/asr/pocketsphinx.asr.ts'
+import { chromiumSkipReason } from '../../../helpers/browser.ts'
+import { buildTestApp, engineIndependent } from '../../../helpers/build-app.ts'
+import { fakeMicrophoneWav, LIBRIVOX, launchWithMicrophone, librivoxRecordings, pageTurns, speechEndsOnPage, startTalking } from './browser-voice.ts'
+
+// Chromium's fake microphone speaks a LibriVox sentence of pocketsphinx-testdata to the page in
+// hands-free voice mode: the page streams it over /ws, pocketsphinx hears it as it is spoken,
+// the mock answers, and the page plays the reply with the mouth following its visemes.
+const skip =
+  engineIndependent ||
+  chromiumSkipReason() ||
+  (!pocketsphinxInstalled({ command: 'pocketsphinx_continuous', modelDir: '/usr/share/pocketsphinx/model/en-us' }) && 'pocketsphinx is not installed') ||
+  (!existsSync(LIBRIVOX) && 'pocketsphinx-testdata is not installed')
+
+describe('the avatar page in voice mode, in Chromium with a fake microphone', { skip }, () => {
+  it('hears a recorded sentence, shows the transcript, plays the reply and moves the mouth; the listening state is visible and the button is labelled', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'triad-voice-page-'))
+    t.after(() => rmSync(dir, { recursive: true, force: true }))
+    // "he was not an ill disposed young man" (3 s).
+    const recording = librivoxRecordings().find((entry) => entry.file.endsWith('-0880.wav'))
+    assert.ok(recording)
+    const microphone = fakeMicrophoneWav([recording.file], join(dir, 'microphone.wav'), { leadSeconds: 1.5, gapSeconds: 4 })
+    const browser = await launchWithMicrophone(microphone.path)
+    t.after(() => browser.close())
+    const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx', AVATAR_TTS_THREADS: '1' } })
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+
+    const page = await startTalking(browser, base, 500)
+    await page.waitForSelector('#talk[aria-pressed="true"]', { timeout: 30_000 })
+    assert.equal(await page.getAttribute('#listening', 'data-state'), 'listening')
+    assert.equal(await page.textContent('#listening'), 'Listening…')
+
+    const [turn] = await pageTurns(page, 1, 90_000)
+    const said = new Set(recording.words)
+    const heard = turn.text.split(/\s+/).filter((word) => said.has(word))
+    assert.ok(new Set(heard).size >= 3, `heard ${JSON.stringify(turn.text)} for ${JSON.stringify(recording.words.join(' '))}`)
+    // On the page's clock, in order: the end of speech (the file's, placed by its beep), the end of turn, the transcript, the reply's first sound.
+    const [speechEnd] = await speechEndsOnPage(page, microphone, [turn])
+    assert.ok(speechEnd !== undefined, 'the page heard the beep, and the turn ended after the recording')
+    assert.ok(speechEnd <= turn.endOfTurn && turn.endOfTurn <= turn.transcript && turn.transcript <= turn.firstToken, JSON.stringify(turn))
+    assert.ok(turn.audioArrived <= turn.playStart, JSON.stringify(turn))
+    // The conversation shows what was heard and the reply; the reply's audio played, the mouth moved through visemes.
+    assert.equal(await page.locator('#messages li.user .content').last().textContent(), turn.text)
+    t.diagnostic(`heard ${JSON.stringify(turn.text)}; page clock (s): ${JSON.stringify({ speechEnd, ...turn })}`)
+    await page.waitForFunction(() => Number((globalThis as unknown as { document: { body: { dataset: Record<string, string> } } }).document.body.dataset.voiceAudioPlayed ?? 0) >= 1, undefined, { timeout: 60_000 })
+    assert.ok(Number(await page.evaluate(() => (globalThis as unknown as { document: { body: { dataset: Record<string, string> } } }).document.body.dataset.peakMouth ?? 0)) > 0.2)
+
+    await page.click('#talk')
+    assert.equal(await page.getAttribute('#talk', 'aria-pressed'), 'false')
+    assert.equal(await page.getAttribute('#listening', 'data-state'), 'off')
+  })
+})
