@@ -5,7 +5,7 @@ import { type Clock, systemClock } from './core/clock.ts'
 import type { ServiceName } from './core/config/core-config.ts'
 import { createDb, type Database } from './core/db/create-db.ts'
 import { databaseFaultOf } from './core/db/errors.ts'
-import { migrateToLatest } from './core/db/migrator.ts'
+import { migrateToLatest, pendingMigrations } from './core/db/migrator.ts'
 import { buildServer, type ServerOptions } from './core/http/build-server.ts'
 import { holdPort, type PortHolder } from './core/http/port-holder.ts'
 import { installMetrics } from './core/metrics/http-metrics.ts'
@@ -50,9 +50,18 @@ export interface AppDeps {
   migrate?: (database: Database, names: readonly ServiceName[]) => Promise<void>
 }
 
-/** Runs the migrations of the given services, each with its own history table. */
-export async function migrateServices(database: Database, names: readonly ServiceName[]): Promise<void> {
-  for (const name of names) await migrateToLatest(database.db, name, (await serviceLoaders[name]()).migrations)
+/** Runs the migrations of the given services, each with its own history table; `onApplied` hears of each one run. */
+export async function migrateServices(database: Database, names: readonly ServiceName[], onApplied?: (service: ServiceName, name: string) => void): Promise<void> {
+  for (const service of names) {
+    await migrateToLatest(database.db, service, (await serviceLoaders[service]()).migrations, { onApplied: onApplied && ((name) => onApplied(service, name)) })
+  }
+}
+
+/** How many migrations of the given services have not run yet. */
+export async function pendingMigrationCount(database: Database, names: readonly ServiceName[]): Promise<number> {
+  let pending = 0
+  for (const service of names) pending += await pendingMigrations(database.db, service, (await serviceLoaders[service]()).migrations)
+  return pending
 }
 
 type LoadedService = readonly [ServiceName, Services[ServiceName]]

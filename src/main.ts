@@ -1,7 +1,8 @@
-import { buildApp, holdPortWhileStarting, migrateServices } from './app.ts'
+import { buildApp, holdPortWhileStarting, migrateServices, pendingMigrationCount } from './app.ts'
 import { ConfigError, type Config, loadConfig } from './config.ts'
 import { backupCommand, restoreCommand } from './core/cli/backup.ts'
 import { type CliOutput, type Command, type CommandGroup, runCommand, UsageError } from './core/cli/command.ts'
+import { startProgress } from './core/cli/progress.ts'
 import { SERVICE_NAMES, type ServiceName } from './core/config/core-config.ts'
 import { createDb } from './core/db/create-db.ts'
 import { listenUntilSignalled } from './core/http/graceful.ts'
@@ -77,7 +78,10 @@ function migrateCommand(getConfig: () => Config): Command {
       const names = servicesFrom(config, args.values.only)
       const database = await createDb(config.core.databaseUrl)
       try {
-        await migrateServices(database, names)
+        const progress = startProgress(output, { label: 'migrate', unit: 'migrations', total: await pendingMigrationCount(database, names) })
+        let applied = 0
+        await migrateServices(database, names, () => progress.update(++applied))
+        progress.finish(`${applied} migration(s) applied (${names.join(', ')})`)
         output.out(`migrated ${names.join(', ')} on ${database.dialect}`)
       } finally {
         await database.destroy()
@@ -146,6 +150,7 @@ export async function buildCli(getConfig: () => Config, argv: string[]): Promise
 const stdio: CliOutput = {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
+  terminal: process.stderr.isTTY ? process.stderr : undefined,
 }
 
 /** The `triad` command line. Returns the exit code. */

@@ -52,7 +52,8 @@ const PAYMENTS_ROOTS = ['apps', 'me', 'merchants', 'identities', 'transactions',
 /** The service that answers for `path` (without its query). */
 export function ownerOf(path: string): ErrorOwner {
   const [first = '', second = ''] = path.split('/').filter(Boolean)
-  if (first === 'api' || (first === 'server' && second === 'api')) return 'authn'
+  // authn's API, and its SAML routes (/server/saml2, documented and answering even with SAML off).
+  if (first === 'api' || (first === 'server' && (second === 'api' || second === 'saml2'))) return 'authn'
   if (first === 'v1' || first === 'avatar' || first === 'ws' || first === 'health') return 'avatar'
   if (first === 'pos' || (first === 'payments' && second === 'tds')) return 'page'
   // The merchant dashboard: its page and assets are read by people, its sign-in is merchant API.

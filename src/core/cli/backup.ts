@@ -3,7 +3,8 @@ import { resolve } from 'node:path'
 import type { CoreConfig } from '../config/core-config.ts'
 import { backupSqlite, pgDumpCommand, pgRestoreCommand, restoreSqlite, sqlitePathOf, withoutPassword } from '../db/backup.ts'
 import { openSecretsFile, type SecretsDocument, type StoredKey } from '../security/secrets-file.ts'
-import { type Command, CommandError } from './command.ts'
+import { type CliOutput, type Command, CommandError } from './command.ts'
+import { startProgress } from './progress.ts'
 
 /**
  * `triad backup` and `triad restore`. The database and the secrets stay apart, as "Secrets apart
@@ -16,6 +17,16 @@ const secretsOption = { secrets: { type: 'string' }, force: { type: 'boolean' } 
 
 function commandFailed(error: unknown): never {
   throw new CommandError(error instanceof Error ? error.message : String(error))
+}
+
+/** Progress of a page copy on the standard error (progress.ts), and its summary line once done. */
+function pageProgress(output: CliOutput, label: string) {
+  const progress = startProgress(output, { label, unit: 'pages', total: 0 })
+  return {
+    onProgress: (copied: number, total: number) => progress.update(copied, total),
+    finish: (copy: { pages: number; bytes: number; rows: number; tables: number }) =>
+      progress.finish(`${copy.pages.toLocaleString('en-US')} pages (${copy.bytes.toLocaleString('en-US')} bytes), ${copy.rows.toLocaleString('en-US')} rows in ${copy.tables} tables`),
+  }
 }
 
 function countKeys(document: SecretsDocument): number {
@@ -65,7 +76,9 @@ export function backupCommand(getCore: () => CoreConfig): Command {
         )
       } else {
         if (secretsTarget !== undefined && secretsTarget === resolve(file)) throw new CommandError('--secrets must name a different file than the backup')
-        const result = await backupSqlite(sqlite, file, { overwrite: force }).catch(commandFailed)
+        const progress = pageProgress(output, 'backup')
+        const result = await backupSqlite(sqlite, file, { overwrite: force, onProgress: progress.onProgress }).catch(commandFailed)
+        progress.finish(result)
         output.out(`backed up ${sqlite} (${result.services.join(', ')}) to ${result.path}, ${result.bytes} bytes`)
       }
       const source = openSecretsFile(resolve(core.secretsFile))
@@ -120,7 +133,9 @@ export function restoreCommand(getCore: () => CoreConfig): Command {
           ].join('\n'),
         )
       } else {
-        const result = await restoreSqlite(file, sqlite, { overwrite: force }).catch(commandFailed)
+        const progress = pageProgress(output, 'restore')
+        const result = await restoreSqlite(file, sqlite, { overwrite: force, onProgress: progress.onProgress }).catch(commandFailed)
+        progress.finish(result)
         output.out(`restored ${resolve(file)} (${result.services.join(', ')}) to ${result.path}${result.replaced ? ', replacing the database that was there' : ''}`)
       }
       const target = openSecretsFile(resolve(core.secretsFile), { chosen: core.secretsFileChosen })

@@ -35,6 +35,8 @@ export async function refusalsAsCommandErrors<T>(work: () => Promise<T>): Promis
 export interface CliOutput {
   out(text: string): void
   err(text: string): void
+  /** The standard error when it is a terminal: long commands draw a progress bar on it (progress.ts). */
+  terminal?: NodeJS.WritableStream
 }
 
 export interface ParsedArgs {

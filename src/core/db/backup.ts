@@ -10,8 +10,15 @@ import { parsePostgresUrl } from './postgres-url.ts'
  * at least one `<service>_migrations` history table.
  */
 
-/** All pages in one step: the copy is read in one read transaction, so writers (WAL) never restart it. */
-const ALL_PAGES = 2 ** 31 - 1
+/**
+ * Pages copied per step of SQLite's backup (4 MB of 4 kB pages): between steps the progress is
+ * reported. The copy is still of one instant: `copyDatabase` holds one read transaction on the
+ * source across the steps, so writers (WAL) neither show through nor restart it.
+ */
+const PAGES_PER_STEP = 1024
+
+/** Pages copied so far and the pages of the whole database, after each step of a copy. */
+export type PageProgress = (copied: number, total: number) => void
 
 export interface SqliteBackupResult {
   /** Absolute path of the backup written. */
@@ -19,6 +26,16 @@ export interface SqliteBackupResult {
   bytes: number
   /** The services whose history the backup holds (from `<service>_migrations`). */
   services: string[]
+  /** Pages copied, rows and tables in the copy: what the summary line counts. */
+  pages: number
+  rows: number
+  tables: number
+}
+
+interface SealedCopy {
+  services: string[]
+  rows: number
+  tables: number
 }
 
 /** The file of a `sqlite:<path>` URL; undefined for PostgreSQL and `sqlite::memory:`. */
@@ -43,16 +60,39 @@ function removeQuietly(path: string): void {
  * one service's migration history is in it. Leaves it as a single file (rollback journal, not
  * WAL), so it can be copied, checksummed and moved without a `-wal` beside it.
  */
-function sealBackup(path: string): string[] {
+function sealBackup(path: string): SealedCopy {
   const db = new DatabaseSync(path)
   try {
     db.exec('pragma journal_mode = delete')
     const check = db.prepare('pragma quick_check').all() as Array<{ quick_check: string }>
     if (check.length !== 1 || check[0]?.quick_check !== 'ok') throw new Error(`${path} failed SQLite's quick_check: ${check.map((row) => row.quick_check).join('; ')}`)
-    const tables = db.prepare("select name from sqlite_master where type = 'table' and name like '%\\_migrations' escape '\\' order by name").all() as Array<{ name: string }>
-    return tables.map((row) => row.name.slice(0, -'_migrations'.length))
+    const histories = db.prepare("select name from sqlite_master where type = 'table' and name like '%\\_migrations' escape '\\' order by name").all() as Array<{ name: string }>
+    const tables = db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\'").all() as Array<{ name: string }>
+    let rows = 0
+    for (const { name } of tables) rows += Number((db.prepare(`select count(*) as n from "${name.replaceAll('"', '""')}"`).get() as { n: number }).n)
+    return { services: histories.map((row) => row.name.slice(0, -'_migrations'.length)), rows, tables: tables.length }
   } finally {
     db.close()
+  }
+}
+
+/**
+ * Copies the database open as `db` to `destination` in steps of PAGES_PER_STEP, reporting each.
+ * One read transaction is held on `db` for the whole copy: SQLite's backup uses the source
+ * connection's open transaction rather than one per step, so the copy is the database as it was
+ * when the transaction began, however long the copy takes. Answers the pages copied.
+ */
+async function copyDatabase(db: DatabaseSync, destination: string, onProgress: PageProgress | undefined): Promise<number> {
+  db.exec('begin')
+  try {
+    // The snapshot is taken by the first read, not by `begin`.
+    db.prepare('select count(*) from sqlite_master').get()
+    // SQLite reports after each step but the last: the end is reported here.
+    const pages = await backup(db, destination, { rate: PAGES_PER_STEP, progress: ({ totalPages, remainingPages }) => onProgress?.(totalPages - remainingPages, totalPages) })
+    onProgress?.(pages, pages)
+    return pages
+  } finally {
+    db.exec('commit')
   }
 }
 
@@ -63,7 +103,7 @@ function sealBackup(path: string): string[] {
  * readers do not block writers). Written beside the destination and renamed over it at the end,
  * so a failed backup leaves no half file under the final name.
  */
-export async function backupSqlite(source: string, destination: string, options: { overwrite?: boolean } = {}): Promise<SqliteBackupResult> {
+export async function backupSqlite(source: string, destination: string, options: { overwrite?: boolean; onProgress?: PageProgress } = {}): Promise<SqliteBackupResult> {
   const target = resolve(destination)
   if (!existsSync(source)) throw new Error(`there is no database at ${source}`)
   if (!options.overwrite && existsSync(target)) throw new Error(`${target} exists; pass --force to replace it`)
@@ -72,11 +112,11 @@ export async function backupSqlite(source: string, destination: string, options:
   // The busy timeout lets the backup wait while a writer checkpoints; it never waits on a plain write.
   const db = new DatabaseSync(source, { readOnly: true, timeout: 10_000 })
   try {
-    await backup(db, partial, { rate: ALL_PAGES })
-    const services = sealBackup(partial)
-    if (services.length === 0) throw new Error(`${source} holds no Triad data (no *_migrations table)`)
+    const pages = await copyDatabase(db, partial, options.onProgress)
+    const copy = sealBackup(partial)
+    if (copy.services.length === 0) throw new Error(`${source} holds no Triad data (no *_migrations table)`)
     renameSync(partial, target)
-    return { path: target, bytes: statSync(target).size, services }
+    return { path: target, bytes: statSync(target).size, pages, ...copy }
   } catch (error) {
     removeQuietly(partial)
     throw error
@@ -106,10 +146,7 @@ function sqliteInUse(path: string): boolean {
   }
 }
 
-export interface SqliteRestoreResult {
-  path: string
-  bytes: number
-  services: string[]
+export interface SqliteRestoreResult extends SqliteBackupResult {
   /** True when a database was there before and was replaced (--force). */
   replaced: boolean
 }
@@ -120,7 +157,7 @@ export interface SqliteRestoreResult {
  * (it must be a whole Triad database), copied beside the target, and renamed over it, after the
  * old database's `-wal` and `-shm` are removed (they belong to the old file).
  */
-export async function restoreSqlite(source: string, target: string, options: { overwrite?: boolean } = {}): Promise<SqliteRestoreResult> {
+export async function restoreSqlite(source: string, target: string, options: { overwrite?: boolean; onProgress?: PageProgress } = {}): Promise<SqliteRestoreResult> {
   const from = resolve(source)
   if (!existsSync(from)) throw new Error(`there is no backup at ${from}`)
   if (sqliteInUse(target)) throw new Error(`the database ${target} is in use (a Triad server or another program has it open): stop every instance first`)
@@ -130,12 +167,12 @@ export async function restoreSqlite(source: string, target: string, options: { o
   const partial = temporaryBeside(target)
   const db = new DatabaseSync(from, { readOnly: true })
   try {
-    await backup(db, partial, { rate: ALL_PAGES })
-    const services = sealBackup(partial)
-    if (services.length === 0) throw new Error(`${from} is not a Triad backup (no *_migrations table)`)
+    const pages = await copyDatabase(db, partial, options.onProgress)
+    const copy = sealBackup(partial)
+    if (copy.services.length === 0) throw new Error(`${from} is not a Triad backup (no *_migrations table)`)
     for (const suffix of ['-wal', '-shm', '-journal']) removeQuietly(`${target}${suffix}`)
     renameSync(partial, target)
-    return { path: target, bytes: statSync(target).size, services, replaced: occupied }
+    return { path: target, bytes: statSync(target).size, pages, ...copy, replaced: occupied }
   } catch (error) {
     removeQuietly(partial)
     throw error

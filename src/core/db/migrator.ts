@@ -11,22 +11,19 @@ export type MigrationSet = Record<string, Migration>
  * pending migrations in one transaction, so an instance that starts while another migrates
  * waits, then finds nothing left to do (test/core/migrate-race.test.ts).
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen and typed against no app schema.
-export async function migrateToLatest(db: Kysely<any>, service: string, migrations: MigrationSet): Promise<MigrationResultSet> {
-  // Kysely looks for its history table in every schema unless told which one: on PostgreSQL a
-  // same-named table in another schema (another app, or another test's schema) would be taken
-  // for ours and the migrations would never run. Pin it to the schema we work in.
-  const migrationTableSchema =
-    db.getExecutor().adapter instanceof PostgresAdapter
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
-      : undefined
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableSchema,
-    migrationTableName: `${service}_migrations`,
-    migrationLockTableName: `${service}_migrations_lock`,
-  })
+export async function migrateToLatest(
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations are frozen and typed against no app schema.
+  db: Kysely<any>,
+  service: string,
+  migrations: MigrationSet,
+  options: { onApplied?: (name: string) => void } = {},
+): Promise<MigrationResultSet> {
+  const { onApplied } = options
+  // Each migration reports once it has run (inside the transaction, before the commit).
+  const reported = onApplied
+    ? Object.fromEntries(Object.entries(migrations).map(([name, migration]) => [name, { ...migration, up: async (on: Kysely<unknown>) => (await migration.up(on), onApplied(name)) }]))
+    : migrations
+  const migrator = await migratorFor(db, service, reported)
   let result = await migrator.migrateToLatest()
   // Kysely's existence checks read the catalogue of every schema; a schema or table dropped
   // meanwhile by someone else (tests drop theirs when done) fails that read (invalid schema,
@@ -41,6 +38,31 @@ export async function migrateToLatest(db: Kysely<any>, service: string, migratio
     throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} of ${service} failed: ${reason}`, { cause: result.error })
   }
   return result
+}
+
+/** How many of the service's migrations have not run on `db` yet. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above.
+export async function pendingMigrations(db: Kysely<any>, service: string, migrations: MigrationSet): Promise<number> {
+  const known = await (await migratorFor(db, service, migrations)).getMigrations()
+  return known.filter((migration) => migration.executedAt === undefined).length
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above.
+async function migratorFor(db: Kysely<any>, service: string, migrations: MigrationSet): Promise<Migrator> {
+  // Kysely looks for its history table in every schema unless told which one: on PostgreSQL a
+  // same-named table in another schema (another app, or another test's schema) would be taken
+  // for ours and the migrations would never run. Pin it to the schema we work in.
+  const migrationTableSchema =
+    db.getExecutor().adapter instanceof PostgresAdapter
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+      : undefined
+  return new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableSchema,
+    migrationTableName: `${service}_migrations`,
+    migrationLockTableName: `${service}_migrations_lock`,
+  })
 }
 
 const CATALOGUE_RACE_CODES = new Set(['3F000', '42P01', '42703', 'XX000'])

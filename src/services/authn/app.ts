@@ -1,9 +1,10 @@
 import cookie from '@fastify/cookie'
 import type { FastifyInstance } from 'fastify'
+import { routesBehindSetting, type SettingRequirement } from '../../core/http/behind-setting.ts'
 import type { ServiceDefinition } from '../../core/service.ts'
 import { authnCommands } from './cli.ts'
 import type { AuthnConfig } from './config.ts'
-import { dspaceErrorBody, installDspaceErrors } from './errors.ts'
+import { authnErrors, dspaceErrorBody, installDspaceErrors } from './errors.ts'
 import { migrations } from './migrations/index.ts'
 import { installAuthentication } from './modules/auth-context/index.ts'
 import { installCors } from './modules/cors/index.ts'
@@ -43,6 +44,14 @@ import { createAuthnServices } from './services.ts'
 export interface AuthnProviders {
   auditLog: Partial<AuditLog>
 }
+
+/** The settings that turn on authn's optional sign-on routes (docs/authn.md), as /docs names them. */
+const SWITCHES = {
+  oidc: { setting: 'AUTHN_OIDC_ISSUER', feature: 'OpenID Connect sign-on routes' },
+  shibboleth: { setting: 'AUTHN_SHIBBOLETH=true', feature: 'Shibboleth sign-on routes' },
+  passkeys: { setting: 'AUTHN_PASSKEY_RP_ID', feature: 'Passkey routes' },
+  saml: { setting: 'AUTHN_SAML_PROVIDERS', feature: 'SAML sign-on routes' },
+} satisfies Record<string, SettingRequirement>
 
 // DSpace serves the same API at /api and, behind its usual proxy layout, /server/api.
 const API_PATHS = ['/api', '/server/api'] as const
@@ -125,26 +134,27 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
           })
           await scope.register(epersonsRoutes, { epersons, challenge })
           await scope.register(authzRoutes, { epersons, siteUuid, loginAs: config.loginAs })
-          if (oidc) await scope.register(oidcRoutes, { oidc, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] })
-          if (shibboleth) {
-            await scope.register(shibbolethRoutes, { shibboleth, challenge, trustedProxies: config.trustedProxies, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] })
-          }
+          // Routes behind a setting are always registered (so /docs lists them); switched off, they answer 404 naming it.
+          const oidcOptions = oidc && { oidc, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] }
+          await scope.register(routesBehindSetting(oidcRoutes, oidcOptions, SWITCHES.oidc, authnErrors.notFound))
+          const shibbolethOptions = shibboleth && { shibboleth, challenge, trustedProxies: config.trustedProxies, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] }
+          await scope.register(routesBehindSetting(shibbolethRoutes, shibbolethOptions, SWITCHES.shibboleth, authnErrors.notFound))
           await scope.register(sessionsRoutes, { sessions, epersons, challenge, audit })
           await scope.register(personalTokensRoutes, { personalTokens, epersons, challenge, audit })
-          if (config.passkeys) await scope.register(passkeysRoutes, { passkeys, login, epersons, challenge, audit })
+          const passkeysOptions = config.passkeys && { passkeys, login, epersons, challenge, audit }
+          await scope.register(routesBehindSetting(passkeysRoutes, passkeysOptions, SWITCHES.passkeys, authnErrors.notFound))
         },
         { prefix },
       )
     }
-    if (saml) {
-      await app.register(
-        async (scope: FastifyInstance) => {
-          // No CORS or CSRF filter: the provider's page posts here cross-site, and the response's signature is the credential.
-          installDspaceErrors(scope, () => clock.now())
-          await scope.register(samlRoutes, { saml, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] })
-        },
-        { prefix: SAML_PATH },
-      )
-    }
+    await app.register(
+      async (scope: FastifyInstance) => {
+        // No CORS or CSRF filter: the provider's page posts here cross-site, and the response's signature is the credential.
+        installDspaceErrors(scope, () => clock.now())
+        const samlOptions = saml && { saml, isAllowedRedirect, defaultRedirect: config.allowedOrigins[0] }
+        await scope.register(routesBehindSetting(samlRoutes, samlOptions, SWITCHES.saml, authnErrors.notFound))
+      },
+      { prefix: SAML_PATH },
+    )
   },
 }

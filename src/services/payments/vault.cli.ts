@@ -1,4 +1,5 @@
 import { type CliOutput, type Command, CommandError, type CommandGroup, integerOption, jsonOption, printResult } from '../../core/cli/command.ts'
+import { startProgress } from '../../core/cli/progress.ts'
 import type { ServiceCliEnvironment } from '../../core/service.ts'
 import { createVault, withPaymentsContext } from './compose.ts'
 import type { PaymentsConfig } from './config.ts'
@@ -49,7 +50,9 @@ export function vaultCommands(env: ServiceCliEnvironment<PaymentsConfig>): Comma
         } else {
           newKeyId = (await vault.keyring.rotate()).id
         }
-        const resealed = await resealAll(db, vault.keyring, { batchSize, settleMs: SETTLE_MS, sealerOf: vault.sealerOf })
+        const progress = startProgress(output, { label: 'vault rotate-key', unit: 'cards', total: 0 })
+        const resealed = await resealAll(db, vault.keyring, { batchSize, settleMs: SETTLE_MS, sealerOf: vault.sealerOf, onProgress: (scanned, total) => progress.update(scanned, total) })
+        progress.finish(`re-sealed ${resealed.resealed.toLocaleString('en-US')} stored card(s), ${resealed.unreadable.toLocaleString('en-US')} unreadable`)
         const usage = await keyUsage(db, vault.keyring)
         const retirable = usage.legacyCards > 0 ? [] : usage.keys.filter((key) => !key.active && key.source === 'file' && key.cards === 0).map((key) => key.id)
         return { newKeyId, ...resealed, retirable }

@@ -1,6 +1,8 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { ADMINISTRATOR_GROUP } from '../../../src/services/authn/modules/epersons/index.ts'
 import { createAuthnServices } from '../../../src/services/authn/services.ts'
+import { type DspaceSession, dspaceSession, type TriadClient } from '../../../clients/typescript/index.ts'
+import { typedClient } from '../../helpers/typed-client.ts'
 import { buildTestApp, type Cleanup, serviceBaseOf, type TestApp, type TestAppOptions } from '../../helpers/build-app.ts'
 
 export const PASSWORD = 'correct horse battery'
@@ -98,6 +100,20 @@ export async function loggedIn(app: FastifyInstance, email: string, password = P
   const client = new BrowserClient(app, base)
   const response = await client.login(email, password)
   if (response.statusCode !== 200) throw new Error(`login of ${email} failed: ${response.statusCode} ${response.body}`)
+  return client
+}
+
+/**
+ * Logs in through the typed client (clients/typescript) as a script outside a browser does: its
+ * DSpace session middleware keeps the CSRF pair and the login token (`session.token`).
+ */
+export async function typedLoggedIn(app: FastifyInstance, email: string, password = PASSWORD): Promise<TriadClient & { session: DspaceSession }> {
+  const session = dspaceSession()
+  const client = Object.assign(typedClient(app), { session })
+  client.use(session)
+  await client.GET('/api/security/csrf')
+  const { response } = await client.POST('/api/authn/login', { body: { user: email, password }, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+  if (response.status !== 200) throw new Error(`login of ${email} failed: ${response.status} ${await response.text()}`)
   return client
 }
 

@@ -6,6 +6,8 @@ import { verifySignature } from '../../../../examples/webhook-receiver.ts'
 import { createManualClock, type ManualClock } from '../../../../src/core/clock.ts'
 import { createManualScheduler } from '../../../../src/core/scheduler.ts'
 import { testDialect } from '../../../helpers/build-app.ts'
+import type { paths } from '../../../../clients/typescript/index.ts'
+import { typedClient } from '../../../helpers/typed-client.ts'
 import { authorize, basic, createApp, merchantFixture, parseList, paymentsApp, paymentsCli } from '../helpers.ts'
 import { startReceiver } from './receiver.ts'
 
@@ -21,33 +23,36 @@ async function hooksFixture(t: test.TestContext, options: { env?: Record<string,
     clock.advance(1000)
     await scheduler.runDue()
   }
-  return { ...fixture, scheduler, deliver }
+  // The webhook and event routes are called through the typed client (clients/typescript).
+  const api = typedClient(fixture.app, fixture.headers)
+  const merchantId = fixture.merchant.id
+  const webhook = (webhookId: string) => ({ params: { path: { merchantId, webhookId } } })
+  const event = (eventId: string) => ({ params: { path: { merchantId, eventId } } })
+  return { ...fixture, scheduler, deliver, api, webhook, event }
 }
 
-async function register(fixture: Fixture, url: string, events: string[] = ['*']): Promise<{ id: string; secret: string; status: string }> {
-  const response = await fixture.call('POST', `/merchants/${fixture.merchant.id}/webhooks`, { url, events })
-  assert.equal(response.statusCode, 201, response.body)
-  return response.json().webhook
+type Subscription = NonNullable<paths['/merchants/{merchantId}/webhooks']['post']['requestBody']>['content']['application/json']['events']
+
+async function register(fixture: Fixture, url: string, events: Subscription = ['*']): Promise<{ id: string; secret: string; status: string }> {
+  const { data, response } = await fixture.api.POST('/merchants/{merchantId}/webhooks', { params: { path: { merchantId: fixture.merchant.id } }, body: { url, events } })
+  assert.equal(response.status, 201)
+  assert.ok(data)
+  return data.webhook
 }
 
-interface ListedEvent {
-  id: string
-  type: string
-  data: { id: string }
-  deliveries: Array<{
-    id: string
-    webhookId: string
-    status: string
-    nextAttempt: string
-    lastError?: string
-    attempts: Array<{ status: string; responseCode?: number; error?: string; latency: number }>
-  }>
+type EventsQuery = { before?: string; after?: string; 'filter[type]'?: string; 'filter[transactionId]'?: string }
+
+async function events(fixture: Fixture, query: EventsQuery = {}) {
+  const { data, response } = await fixture.api.GET('/merchants/{merchantId}/events', { params: { path: { merchantId: fixture.merchant.id }, query: { limit: 100, ...query } } })
+  assert.equal(response.status, 200)
+  assert.ok(data)
+  return data
 }
 
-async function events(fixture: Fixture, query = ''): Promise<ListedEvent[]> {
-  const response = await fixture.call('GET', `/merchants/${fixture.merchant.id}/events?limit=100${query}`)
-  assert.equal(response.statusCode, 200, response.body)
-  return parseList(response)
+async function webhookOf(fixture: Fixture, webhookId: string) {
+  const { data } = await fixture.api.GET('/merchants/{merchantId}/webhooks/{webhookId}', fixture.webhook(webhookId))
+  assert.ok(data)
+  return data.webhook
 }
 
 const nowSeconds = (clock: ManualClock) => Math.floor(clock.now().getTime() / 1000)
@@ -120,10 +125,10 @@ test('the events of a transaction reach the endpoint in order, signed, carrying 
   const stored = await fixture.db.selectFrom('payments_webhook_endpoints').select('secret_sealed').where('id', '=', hook.id).executeTakeFirstOrThrow()
   assert.match(stored.secret_sealed, /^v2\.[0-9a-f]{16}\./)
   assert.ok(!stored.secret_sealed.includes(hook.secret.slice(6)))
-  const shown = await fixture.call('GET', `/merchants/${fixture.merchant.id}/webhooks/${hook.id}`)
-  assert.equal(shown.statusCode, 200)
-  assert.equal(shown.json().webhook.secret, undefined)
-  assert.ok(!shown.body.includes(hook.secret))
+  const shown = await fixture.api.GET('/merchants/{merchantId}/webhooks/{webhookId}', fixture.webhook(hook.id))
+  assert.equal(shown.response.status, 200)
+  assert.equal((shown.data?.webhook as Record<string, unknown>).secret, undefined)
+  assert.ok(!JSON.stringify(shown.data).includes(hook.secret))
 })
 
 test('a failing delivery is retried with growing, jittered waits after 500s and timeouts, and later events of the transaction wait for it', async (t) => {
@@ -135,11 +140,11 @@ test('a failing delivery is retried with growing, jittered waits after 500s and 
   const id = await authorize(fixture, fixture.merchant.id, { amount: 1000 })
   assert.equal((await fixture.call('POST', `/transactions/${id}/captures`, { amount: 100 })).statusCode, 201)
 
-  const authorizedDelivery = async () => (await events(fixture, '&filter[type]=transaction.authorized'))[0].deliveries[0]
+  const authorizedDelivery = async () => (await events(fixture, { 'filter[type]': 'transaction.authorized' }))[0].deliveries[0]
   const waitAfter = async (from: number, min: number, max: number) => {
     const delivery = await authorizedDelivery()
     assert.equal(delivery.status, 'pending')
-    const wait = Date.parse(delivery.nextAttempt) - from
+    const wait = Date.parse(String(delivery.nextAttempt)) - from
     assert.ok(wait >= min && wait <= max, `next attempt in ${wait} ms, expected ${min}–${max}`)
     return wait
   }
@@ -179,7 +184,7 @@ test('a failing delivery is retried with growing, jittered waits after 500s and 
     [['failed', 500], ['failed', undefined], ['failed', 503], ['succeeded', 200]],
   )
   assert.equal(delivery.lastError, undefined)
-  const hooks = parseList(await fixture.call('GET', `/merchants/${fixture.merchant.id}/webhooks?limit=10`))
+  const hooks = (await fixture.api.GET('/merchants/{merchantId}/webhooks', { params: { path: { merchantId: fixture.merchant.id }, query: { limit: 10 } } })).data ?? []
   assert.equal(hooks[0].failingSince, undefined, 'a success ends the failure streak')
 })
 
@@ -289,7 +294,7 @@ test('an event committed by an instance that died before sending is sent by anot
   // The frozen request finally gets its answer: its late result does not undo the delivery.
   receiver.release(200)
   await stuck
-  const [refunded] = await events(fixture, '&filter[type]=transaction.refunded')
+  const [refunded] = await events(fixture, { 'filter[type]': 'transaction.refunded' })
   assert.equal(refunded.deliveries[0].status, 'delivered')
   assert.equal(refunded.deliveries[0].attempts.length, 2)
 })
@@ -309,15 +314,15 @@ test('an endpoint that keeps failing for the retry window is disabled, with the 
   // The refund waited behind the capture; when the capture was given up, the endpoint was disabled.
   assert.ok(receiver.types().length >= 4)
   assert.ok(receiver.types().every((type) => type === 'transaction.captured'))
-  const [captured] = await events(fixture, '&filter[type]=transaction.captured')
+  const [captured] = await events(fixture, { 'filter[type]': 'transaction.captured' })
   assert.equal(captured.deliveries[0].status, 'failed')
   assert.ok(captured.deliveries[0].attempts.length >= 4)
-  const [refunded] = await events(fixture, '&filter[type]=transaction.refunded')
+  const [refunded] = await events(fixture, { 'filter[type]': 'transaction.refunded' })
   assert.equal(refunded.deliveries[0].status, 'failed')
   assert.match(String(refunded.deliveries[0].lastError), /^the endpoint was disabled: every delivery since .* failed \(last: HTTP 500\)$/)
-  const shown = (await fixture.call('GET', `/merchants/${fixture.merchant.id}/webhooks/${hook.id}`)).json().webhook
+  const shown = await webhookOf(fixture, hook.id)
   assert.equal(shown.status, 'disabled')
-  assert.match(shown.disabledReason, /failed \(last: HTTP 500\)/)
+  assert.match(String(shown.disabledReason), /failed \(last: HTTP 500\)/)
   assert.ok(shown.disabled)
   const sentBefore = receiver.received.length
   // While disabled, new events are recorded with no delivery to it.
@@ -325,18 +330,18 @@ test('an endpoint that keeps failing for the retry window is disabled, with the 
   assert.deepEqual((await events(fixture))[0].deliveries, [])
 
   // Disabled: resending to it is refused; nothing more is sent.
-  const refused = await fixture.call('POST', `/merchants/${fixture.merchant.id}/events/${captured.id}/resend`, { webhookId: hook.id })
-  assert.equal(refused.statusCode, 409)
-  assert.equal((await fixture.call('POST', `/merchants/${fixture.merchant.id}/events/${captured.id}/resend`, {})).statusCode, 409)
+  const refused = await fixture.api.POST('/merchants/{merchantId}/events/{eventId}/resend', { ...fixture.event(captured.id), body: { webhookId: hook.id } })
+  assert.equal(refused.response.status, 409)
+  assert.equal((await fixture.api.POST('/merchants/{merchantId}/events/{eventId}/resend', { ...fixture.event(captured.id), body: {} })).response.status, 409)
 
   receiver.always(200)
-  const enabled = await fixture.call('POST', `/merchants/${fixture.merchant.id}/webhooks/${hook.id}/enable`)
-  assert.equal(enabled.statusCode, 201)
-  assert.equal(enabled.json().webhook.status, 'enabled')
-  assert.equal(enabled.json().webhook.disabledReason, undefined)
-  const resent = await fixture.call('POST', `/merchants/${fixture.merchant.id}/events/${captured.id}/resend`, {})
-  assert.equal(resent.statusCode, 201)
-  assert.equal(resent.json().event.deliveries.length, 2)
+  const enabled = await fixture.api.POST('/merchants/{merchantId}/webhooks/{webhookId}/enable', fixture.webhook(hook.id))
+  assert.equal(enabled.response.status, 201)
+  assert.equal(enabled.data?.webhook.status, 'enabled')
+  assert.equal(enabled.data?.webhook.disabledReason, undefined)
+  const resent = await fixture.api.POST('/merchants/{merchantId}/events/{eventId}/resend', { ...fixture.event(captured.id), body: {} })
+  assert.equal(resent.response.status, 201)
+  assert.equal(resent.data?.event.deliveries.length, 2)
   await fixture.deliver()
   assert.equal(receiver.received.length, sentBefore + 1)
   assert.equal(receiver.received.at(-1)?.event.id, captured.id)
@@ -356,24 +361,25 @@ test('events list: newest first with cursors, filters, every delivery attempt; r
   const listed = await events(fixture)
   assert.deepEqual(listed.map((event) => event.type), ['transaction.captured', 'transaction.authorized', 'transaction.authorized'])
   assert.deepEqual(listed[0].deliveries.map((delivery: { webhookId: string }) => delivery.webhookId).sort(), [all.id, capturesOnly.id].sort())
-  const page = await events(fixture, `&before=${listed[0].id}`)
+  const page = await events(fixture, { before: listed[0].id })
   assert.deepEqual(page.map((event) => event.id), [listed[1].id, listed[2].id])
-  const limited = parseList(await fixture.call('GET', `/merchants/${fixture.merchant.id}/events?limit=1&after=${listed[2].id}`))
-  assert.deepEqual(limited.map((event) => event.id), [listed[1].id])
-  assert.deepEqual((await events(fixture, `&filter[transactionId]=${second}`)).map((event) => event.data.id), [second])
-  assert.deepEqual((await events(fixture, '&filter[type]=transaction.captured')).map((event) => event.id), [listed[0].id])
-  const one = await fixture.call('GET', `/merchants/${fixture.merchant.id}/events/${listed[0].id}`)
-  assert.equal(one.statusCode, 200)
-  assert.deepEqual(one.json().event, listed[0])
+  const limited = await fixture.api.GET('/merchants/{merchantId}/events', { params: { path: { merchantId: fixture.merchant.id }, query: { limit: 1, after: listed[2].id } } })
+  assert.deepEqual(limited.data?.map((event) => event.id), [listed[1].id])
+  assert.deepEqual((await events(fixture, { 'filter[transactionId]': second })).map((event) => (event.data as { id: string }).id), [second])
+  assert.deepEqual((await events(fixture, { 'filter[type]': 'transaction.captured' })).map((event) => event.id), [listed[0].id])
+  const one = await fixture.api.GET('/merchants/{merchantId}/events/{eventId}', fixture.event(listed[0].id))
+  assert.equal(one.response.status, 200)
+  assert.deepEqual(one.data?.event, listed[0])
 
-  const resent = await fixture.call('POST', `/merchants/${fixture.merchant.id}/events/${listed[0].id}/resend`, { webhookId: capturesOnly.id })
-  assert.equal(resent.statusCode, 201)
-  assert.equal(resent.json().event.deliveries.length, 3)
+  const resent = await fixture.api.POST('/merchants/{merchantId}/events/{eventId}/resend', { ...fixture.event(listed[0].id), body: { webhookId: capturesOnly.id } })
+  assert.equal(resent.response.status, 201)
+  assert.equal(resent.data?.event.deliveries.length, 3)
   await fixture.deliver()
   assert.equal(receiver.received.length, 5)
   assert.equal(receiver.received[4].event.id, listed[0].id)
   assert.match(String(receiver.received[4].headers['triad-signature']), /^t=\d+,v1=/)
   // An authorization goes to the endpoint that takes every type, not to the captures-only one.
+  // With no body at all (the typed client always sends one): the same as {}.
   const resentAll = await fixture.call('POST', `/merchants/${fixture.merchant.id}/events/${listed[2].id}/resend`)
   assert.equal(resentAll.statusCode, 201)
   assert.deepEqual(

@@ -65,6 +65,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<LoginRoutesOptions> = async 
       tags: ['authn'],
       summary: 'Log in with a password, refresh a token, or finish a federated login',
       body: LoginBody,
+      consumes: ['application/x-www-form-urlencoded'],
       response: { 200: noBody({ description: 'The token is in the Authorization response header' }), ...errorResponses(400, 401, 403, 415, 429) },
     },
     // A refresh has no body at all; validate it as an empty form.

@@ -35,10 +35,12 @@ async function sealerNow(keyring: Keyring, sealerOf: (keys: Awaited<ReturnType<K
 }
 
 /** One pass over every stored card: re-seals those not sealed under the active key. */
-async function resealPass(db: VaultDb, sealer: Sealer, batchSize: number): Promise<ResealResult> {
+async function resealPass(db: VaultDb, sealer: Sealer, batchSize: number, onProgress: ResealOptions['onProgress']): Promise<ResealResult> {
   let cursor = ''
   let resealed = 0
   let unreadable = 0
+  let scanned = 0
+  const total = onProgress ? await repo.countCardsSealedAs(db, '') : 0
   for (;;) {
     const batch = await repo.cardsAfter(db, cursor, batchSize)
     for (const card of batch) {
@@ -51,6 +53,8 @@ async function resealPass(db: VaultDb, sealer: Sealer, batchSize: number): Promi
       }
       if (await repo.resealCard(db, card.id, card.sealed, sealer.seal(plain, aad))) resealed++
     }
+    scanned += batch.length
+    onProgress?.(scanned, Math.max(total, scanned))
     const last = batch.at(-1)
     if (!last || batch.length < batchSize) break
     cursor = last.id
@@ -63,6 +67,8 @@ export interface ResealOptions {
   /** How long a running server may take to notice the new key (the keyring's check interval). */
   settleMs: number
   sealerOf: (keys: Awaited<ReturnType<Keyring['refresh']>>) => Sealer
+  /** After each batch of a pass: the stored cards looked at so far, and all of them. */
+  onProgress?: (scanned: number, total: number) => void
 }
 
 /**
@@ -72,13 +78,13 @@ export interface ResealOptions {
  */
 export async function resealAll(db: VaultDb, keyring: Keyring, options: ResealOptions): Promise<ResealResult> {
   let sealer = await sealerNow(keyring, options.sealerOf)
-  const total = await resealPass(db, sealer, options.batchSize)
+  const total = await resealPass(db, sealer, options.batchSize, options.onProgress)
   for (let pass = 0; pass < 3; pass++) {
     const remaining = await countNotUnder(db, sealer)
     if (remaining <= total.unreadable) break
     await delay(options.settleMs)
     sealer = await sealerNow(keyring, options.sealerOf)
-    const again = await resealPass(db, sealer, options.batchSize)
+    const again = await resealPass(db, sealer, options.batchSize, options.onProgress)
     total.resealed += again.resealed
     total.unreadable = again.unreadable
   }
