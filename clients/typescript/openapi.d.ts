@@ -6888,7 +6888,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Starts SAML sign-on: redirects to the identity provider with a signed AuthnRequest
+         * Starts SAML sign-on: redirects to the identity provider with a signed AuthnRequest (HTTP-Redirect binding), or answers a page that posts it there (HTTP-POST binding, per provider)
          * @description Switched on by AUTHN_SAML_PROVIDERS; while it is off, this route answers an error naming that setting.
          */
         get: {
@@ -6904,6 +6904,15 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description HTTP-POST binding: a page whose form posts the signed AuthnRequest to the provider */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
                 /** @description Default Response */
                 302: {
                     headers: {
@@ -6917,7 +6926,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
+                        "text/html": {
                             timestamp: string;
                             status: number;
                             error: string;
@@ -6932,7 +6941,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
+                        "text/html": {
                             timestamp: string;
                             status: number;
                             error: string;
@@ -6947,7 +6956,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
+                        "text/html": {
                             timestamp: string;
                             status: number;
                             error: string;
@@ -6962,7 +6971,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
+                        "text/html": {
                             timestamp: string;
                             status: number;
                             error: string;
@@ -8474,7 +8483,7 @@ export interface paths {
         };
         /**
          * Chat over a WebSocket (token, done and error frames, as the event stream)
-         * @description The chat over a WebSocket, for clients that keep one connection open (the meta-human web app's `websocket` transport). Open `ws://<host>/ws?session_id=<id>`; every exchange is stored under that session, as `sessionId` does over HTTP. Send text frames `{"type":"chat","userText":…,"meta":{…}}` (the fields and rules of the `POST /v1/chat` body); each is answered with `{"type":"token","content"}` frames, then one `{"type":"done","replyText","emotion","action"}` or one `{"type":"error","message"}`, the events of `POST /v1/chat/stream`. A bad frame or a frame over the rate limit is answered with an error frame and the socket stays open. What operators send to the session arrives as `{"type":"say",…}` and `{"type":"act",…}` frames, the events of `GET /v1/session/{session_id}/events`. Voice mode: after `{"type":"voice.start","sampleRate":16000}` the client streams its microphone as binary frames (16-bit PCM, 16 kHz, mono); each turn is detected (`vad`), recognised (`transcript`), answered (`token`…) and spoken sentence by sentence (`audio`: WAV as base64 with its viseme timeline) before `done`; speaking over the avatar stops it (`interrupted`). `{"type":"voice.stop"}` ends it. The server pings every AVATAR_WS_HEARTBEAT and closes a socket that did not answer the previous ping. Without a WebSocket upgrade the route answers 426. See docs/avatar-protocol.md.
+         * @description The chat over a WebSocket, for clients that keep one connection open (the meta-human web app's `websocket` transport). Open `ws://<host>/ws?session_id=<id>`; every exchange is stored under that session, as `sessionId` does over HTTP. Send text frames `{"type":"chat","userText":…,"meta":{…}}` (the fields and rules of the `POST /v1/chat` body); each is answered with `{"type":"token","content"}` frames, then one `{"type":"done","replyText","emotion","action"}` or one `{"type":"error","message"}`, the events of `POST /v1/chat/stream`. A bad frame or a frame over the rate limit is answered with an error frame and the socket stays open. What operators send to the session arrives as `{"type":"say",…}` and `{"type":"act",…}` frames, the events of `GET /v1/session/{session_id}/events`. Voice mode: after `{"type":"voice.start","sampleRate":16000}` the client streams its microphone as binary frames (16-bit PCM, 16 kHz, mono); each turn is detected (`vad`), recognised (`transcript`: partial ones with `final:false` while the person speaks, from the local English recogniser; the final one at the end of the turn), answered (`token`…) and spoken sentence by sentence (`audio`: WAV as base64 with its viseme timeline) before `done`; speaking over the avatar stops it (`interrupted`). `{"type":"voice.stop"}` ends it. The server pings every AVATAR_WS_HEARTBEAT and closes a socket that did not answer the previous ping. Without a WebSocket upgrade the route answers 426. See docs/avatar-protocol.md.
          */
         get: {
             parameters: {
