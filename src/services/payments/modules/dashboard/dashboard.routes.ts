@@ -10,9 +10,12 @@ import { DASHBOARD_COOKIE, dashboardToken } from '../../http/auth.ts'
 import { forbidden } from '../../http/errors.ts'
 import { pickLocale } from '../../http/locale.ts'
 import { EmptyBody, responses } from '../../http/route-kit.ts'
-import { PageQuery, SessionResponse, SignInBody } from './dashboard.schemas.ts'
+import { isLoopbackHost } from '../../../../core/http/loopback.ts'
+import { coreError } from '../../../../core/errors/codes.ts'
+import { FollowLinkBody, LinkRequestBody, LinkRequestResponse, PageQuery, SessionResponse, SignInBody } from './dashboard.schemas.ts'
 import type { DashboardService } from './dashboard.service.ts'
 import { renderDashboardPage } from './dashboard.view.ts'
+import type { SignInLinks } from './sign-in-links.ts'
 
 const ASSETS_DIR = join(import.meta.dirname, 'assets')
 const TAGS = ['payments', 'dashboard']
@@ -47,11 +50,22 @@ function fromOwnSite(request: FastifyRequest, publicUrl: string | undefined): bo
 }
 
 /**
+ * Where an e-mailed sign-in link points: PAYMENTS_PUBLIC_URL, else this request's own origin
+ * only when its host is a loopback one (a developer's machine). Any other Host header could be
+ * an attacker's, asking for a victim's link that would lead to the attacker's site.
+ */
+function linkBaseUrl(request: FastifyRequest, publicUrl: string | undefined): string {
+  if (publicUrl !== undefined) return publicUrl
+  if (isLoopbackHost(request.hostname)) return `${request.protocol}://${request.host}`
+  throw coreError('service_unavailable', 'Sign-in links need PAYMENTS_PUBLIC_URL, the address of this dashboard')
+}
+
+/**
  * The merchant dashboard (issue 18): `GET /dashboard`, its script and styles under
  * `/dashboard/assets/`, and the session routes that trade an API key for an HttpOnly cookie.
  * Everything else the page shows comes from the merchant API, called with that cookie.
  */
-export function dashboardRoutes(sessions: DashboardService, deps: { config: PaymentsConfig; clock: Clock }): FastifyPluginAsync {
+export function dashboardRoutes(sessions: DashboardService, deps: { config: PaymentsConfig; clock: Clock; links: SignInLinks }): FastifyPluginAsync {
   const cookieOptions = (request: FastifyRequest) => ({
     path: '/',
     httpOnly: true,
@@ -102,6 +116,44 @@ export function dashboardRoutes(sessions: DashboardService, deps: { config: Paym
       async (request, reply) => {
         if (!fromOwnSite(request, deps.config.publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
         const { token, session } = await sessions.signIn(request.body.key)
+        reply.setCookie(DASHBOARD_COOKIE, token, { ...cookieOptions(request), expires: new Date(session.expires) })
+        return reply.code(201).header('cache-control', 'no-store').send({ session })
+      },
+    )
+
+    app.post(
+      '/dashboard/sign-in-link',
+      {
+        config: PUBLIC,
+        schema: {
+          tags: TAGS,
+          summary: "A merchant user asks for a one-time sign-in link by e-mail (the same 202 whether or not the address is a user's)",
+          body: LinkRequestBody,
+          response: responses({ 202: LinkRequestResponse }),
+        },
+      },
+      async (request, reply) => {
+        if (!fromOwnSite(request, deps.config.publicUrl)) throw forbidden('Ask for a link from the dashboard page of this site')
+        const locale = pickLocale(request.body.lang, request.headers['accept-language'])
+        await deps.links.request({ email: request.body.email, ip: request.ip, baseUrl: linkBaseUrl(request, deps.config.publicUrl), locale })
+        return reply.code(202).header('cache-control', 'no-store').send({ linkLifetimeMinutes: Math.round(deps.config.dashboardLinks.ttlMs / 60_000) })
+      },
+    )
+
+    app.post(
+      '/dashboard/session/link',
+      {
+        config: PUBLIC,
+        schema: {
+          tags: TAGS,
+          summary: 'Sign in as a merchant user with the token of an e-mailed link (once): sets the HttpOnly session cookie and answers the CSRF token',
+          body: FollowLinkBody,
+          response: responses({ 201: SessionResponse }),
+        },
+      },
+      async (request, reply) => {
+        if (!fromOwnSite(request, deps.config.publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
+        const { token, session } = await deps.links.follow(request.body.token)
         reply.setCookie(DASHBOARD_COOKIE, token, { ...cookieOptions(request), expires: new Date(session.expires) })
         return reply.code(201).header('cache-control', 'no-store').send({ session })
       },
