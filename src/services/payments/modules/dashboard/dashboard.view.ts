@@ -84,7 +84,7 @@ export function renderDashboardPage(context: PageContext): string {
       <p id="email-sent" class="notice" hidden></p>
     </form>
     <h3 id="key-title">${e('keyTitle')}</h3>
-    <form id="sign-in-form" novalidate aria-labelledby="key-title">
+    <form id="sign-in-form" novalidate>
       <p id="sign-in-hint" class="hint">${e('signInHint')}</p>
       <div class="field">
         <label for="api-key">${e('apiKey')}</label>

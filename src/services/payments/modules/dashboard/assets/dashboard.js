@@ -295,11 +295,18 @@
 
   // The link's token comes in the fragment (never sent to a server); it is taken out of the
   // address bar and the history at once, and used only when the person chooses to continue.
-  const linkMatch = /^#sign-in=([A-Za-z0-9_-]{20,200})$/.exec(window.location.hash)
-  if (linkMatch) {
-    state.linkToken = linkMatch[1]
+  function takeLinkToken() {
+    const match = /^#sign-in=([A-Za-z0-9_-]{20,200})$/.exec(window.location.hash)
+    if (!match) return false
+    state.linkToken = match[1]
     window.history.replaceState(null, '', window.location.pathname + window.location.search)
+    return true
   }
+  takeLinkToken()
+  // A link opened in a tab already showing the dashboard changes only the fragment.
+  window.addEventListener('hashchange', function () {
+    if (takeLinkToken()) showSignIn()
+  })
 
   $('follow-link').addEventListener('click', async function () {
     const token = state.linkToken
