@@ -11,7 +11,7 @@ export const paymentsSection = defineSection(
     PAYMENTS_SMTP_URL: Env.optionalString('an SMTP URL such as smtp://user:pass@mail.example.com:587 (unset: e-mails go to the outbox table and the log)', {
       pattern: '^smtps?://',
     }),
-    PAYMENTS_SMTP_FROM: Env.string('the From address of merchant invitations', { default: 'Triad Payments <no-reply@triad.invalid>' }),
+    PAYMENTS_SMTP_FROM: Env.string('the From address of merchant invitations and dashboard sign-in links', { default: 'Triad Payments <no-reply@triad.invalid>' }),
     PAYMENTS_FX_RATES: Env.optionalString('the path of a JSON rate table {base, date, rates:{CODE:"decimal"}} (unset: the shipped table)'),
     PAYMENTS_FX_MARKUP: Env.string('the currency-conversion markup in percent, e.g. 2 or 1.5', { default: '2', pattern: '^\\d{1,2}(\\.\\d{1,4})?$' }),
     PAYMENTS_RATE_LIMIT: Env.string('requests per API key (or per address without one), e.g. 1200/min, 20/s, 10000/h, or 0 for none', {
