@@ -12,7 +12,7 @@ import { installIdempotency } from './http/idempotency.ts'
 import { installWireFormat } from './http/wire.ts'
 import { appsRoutes, createAppsService, hashKey } from './modules/apps/index.ts'
 import { clientApiPlugin } from './modules/client-payments/index.ts'
-import { createDashboardService, createSignInLinks, dashboardRoutes } from './modules/dashboard/index.ts'
+import { createDashboardPasskeys, createDashboardService, createSignInLinks, dashboardRoutes } from './modules/dashboard/index.ts'
 import { disputesRoutes } from './modules/disputes/index.ts'
 import { hostedPageRoutes } from './modules/hosted-page/index.ts'
 import { createLinesService, linesRoutes } from './modules/ledger/index.ts'
@@ -128,6 +128,7 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
     // own scope with Paylike's client wire rules, and the hosted payment page.
     await app.register(clientApiPlugin(ctx, vault))
     await app.register(hostedPageRoutes(ctx))
-    await app.register(dashboardRoutes(dashboard, { config: deps.config, clock: ctx.clock, links }))
+    const passkeys = createDashboardPasskeys({ db: ctx.db, clock: ctx.clock, sessions: dashboard })
+    await app.register(dashboardRoutes(dashboard, { config: deps.config, clock: ctx.clock, links, passkeys }))
   },
 }

@@ -288,6 +288,29 @@ export interface DashboardUserSessionsTable {
   expires: string
 }
 
+/** A merchant user's passkey (WebAuthn): the credential id and COSE public key, base64url. */
+export interface DashboardPasskeysTable {
+  id: string
+  user_id: string
+  name: string
+  public_key: string
+  /** The signature counter last seen (0 for authenticators that keep none). */
+  counter: number
+  /** JSON array of transports, handed back to browsers as hints. */
+  transports: string
+  created: string
+  last_used: string | null
+}
+
+/** The challenge of one passkey ceremony (SHA-256), until used once or expired. */
+export interface DashboardChallengesTable {
+  challenge_hash: string
+  purpose: 'registration' | 'login'
+  /** Whose registration; null for a login, where the passkey names the user. */
+  user_id: string | null
+  expires: string
+}
+
 export interface PaymentsTables {
   payments_apps: AppsTable
   payments_merchants: MerchantsTable
@@ -311,6 +334,8 @@ export interface PaymentsTables {
   payments_dashboard_sessions: DashboardSessionsTable
   payments_dashboard_links: DashboardLinksTable
   payments_dashboard_user_sessions: DashboardUserSessionsTable
+  payments_dashboard_passkeys: DashboardPasskeysTable
+  payments_dashboard_challenges: DashboardChallengesTable
 }
 
 /** The database or an open transaction: repositories take either. */

@@ -15,12 +15,12 @@ export const STEP_TIMEOUT_MS = 15_000
 
 let browser: Browser | undefined
 
-/** One Chromium for the calling test file, launched before its tests and closed after them. */
-export function useBrowser() {
+/** One Chromium for the calling test file (with `extraArgs`), launched before its tests and closed after them. */
+export function useBrowser(extraArgs: string[] = []) {
   before(async () => {
     if (chromiumSkipReason()) return
     mkdirSync(ARTEFACTS, { recursive: true })
-    browser = await launchChromium()
+    browser = await launchChromium(extraArgs)
   })
   after(() => browser?.close())
 }

@@ -39,3 +39,16 @@ export async function awaitSignInMail(db: Kysely<PaymentsTables>, email: string,
   }
   assert.fail(`no sign-in e-mail number ${count} to ${email}`)
 }
+
+/** Signs `email` (a merchant user) in by an e-mailed link: the cookie (name=value) and the CSRF token. */
+export async function userSession(app: FastifyInstance, db: Kysely<PaymentsTables>, email: string, remoteAddress = '10.40.0.1') {
+  const before = (await signInMails(db, email)).length
+  const asked = await app.inject({ method: 'POST', url: '/dashboard/sign-in-link', remoteAddress, payload: { email } })
+  assert.equal(asked.statusCode, 202, asked.body)
+  const { token } = await awaitSignInMail(db, email, before + 1)
+  const followed = await app.inject({ method: 'POST', url: '/dashboard/session/link', payload: { token } })
+  assert.equal(followed.statusCode, 201, followed.body)
+  const cookie = [followed.headers['set-cookie']].flat().find((value) => value?.startsWith('triad_dashboard='))
+  assert.ok(cookie)
+  return { cookie: cookie.split(';')[0], csrfToken: followed.json().session.csrfToken as string }
+}

@@ -12,6 +12,7 @@ import {
 import type { Clock } from '../../../../core/clock.ts'
 import { isUniqueViolation } from '../../../../core/db/errors.ts'
 import { hashSecretToken } from '../../../../core/security/secret-token.ts'
+import { signedChallenge } from '../../../../core/security/webauthn.ts'
 import type { AuthnConfig } from '../../config.ts'
 import type { ModuleDatabase } from '../../db.ts'
 import { authnErrors } from '../../errors.ts'
@@ -28,17 +29,6 @@ const MAX_NAME_LENGTH = 100
 
 type PasskeyConfig = NonNullable<AuthnConfig['passkeys']>
 type Purpose = 'registration' | 'login'
-
-/** The challenge a browser signed, read from its client data (base64url JSON); undefined if unreadable. */
-function signedChallenge(clientDataJSON: string): string | undefined {
-  try {
-    const data: unknown = JSON.parse(Buffer.from(clientDataJSON, 'base64url').toString('utf8'))
-    const challenge = typeof data === 'object' && data !== null ? Reflect.get(data, 'challenge') : undefined
-    return typeof challenge === 'string' ? challenge : undefined
-  } catch {
-    return undefined
-  }
-}
 
 function transportsOf(row: PasskeyRow): AuthenticatorTransport[] {
   return JSON.parse(row.transports) as AuthenticatorTransport[]

@@ -59,11 +59,15 @@ export async function useLink(db: PaymentsDb, tokenHash: string, now: string) {
     .where('expires', '>', now)
     .returning('user_id')
     .executeTakeFirst()
-  if (!used) return undefined
+  return used && findMemberUser(db, used.user_id)
+}
+
+/** The merchant user of this id while they are a member of some merchant. */
+export async function findMemberUser(db: PaymentsDb, userId: string) {
   return db
     .selectFrom('payments_users')
     .select(['payments_users.id as id', 'payments_users.email as email'])
-    .where('payments_users.id', '=', used.user_id)
+    .where('payments_users.id', '=', userId)
     .where((eb) => eb.exists(eb.selectFrom('payments_merchant_users').select('user_id').whereRef('payments_merchant_users.user_id', '=', 'payments_users.id')))
     .executeTakeFirst()
 }

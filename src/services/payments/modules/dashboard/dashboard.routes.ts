@@ -10,12 +10,13 @@ import { DASHBOARD_COOKIE, dashboardToken } from '../../http/auth.ts'
 import { forbidden } from '../../http/errors.ts'
 import { pickLocale } from '../../http/locale.ts'
 import { EmptyBody, responses } from '../../http/route-kit.ts'
-import { isLoopbackHost } from '../../../../core/http/loopback.ts'
-import { coreError } from '../../../../core/errors/codes.ts'
 import { FollowLinkBody, LinkRequestBody, LinkRequestResponse, PageQuery, SessionResponse, SignInBody } from './dashboard.schemas.ts'
 import type { DashboardService } from './dashboard.service.ts'
 import { renderDashboardPage } from './dashboard.view.ts'
+import { dashboardBaseUrl, fromOwnSite, sessionCookieOptions } from './dashboard-site.ts'
 import type { SignInLinks } from './sign-in-links.ts'
+import { dashboardPasskeyRoutes } from './passkeys.routes.ts'
+import type { DashboardPasskeys } from './passkeys.service.ts'
 
 const ASSETS_DIR = join(import.meta.dirname, 'assets')
 const TAGS = ['payments', 'dashboard']
@@ -33,49 +34,20 @@ function pageHeaders(reply: FastifyReply) {
 }
 
 /**
- * A sign-in must come from the dashboard's own page (or from a client that is no browser):
- * another site could otherwise sign a visitor's browser in as the attacker's app.
- */
-function fromOwnSite(request: FastifyRequest, publicUrl: string | undefined): boolean {
-  const site = request.headers['sec-fetch-site']
-  if (site === 'cross-site' || site === 'same-site') return false
-  const origin = request.headers.origin
-  if (origin === undefined) return true
-  try {
-    const host = new URL(origin).host
-    return host === request.host || (publicUrl !== undefined && host === new URL(publicUrl).host)
-  } catch {
-    return false
-  }
-}
-
-/**
- * Where an e-mailed sign-in link points: PAYMENTS_PUBLIC_URL, else this request's own origin
- * only when its host is a loopback one (a developer's machine). Any other Host header could be
- * an attacker's, asking for a victim's link that would lead to the attacker's site.
- */
-function linkBaseUrl(request: FastifyRequest, publicUrl: string | undefined): string {
-  if (publicUrl !== undefined) return publicUrl
-  if (isLoopbackHost(request.hostname)) return `${request.protocol}://${request.host}`
-  throw coreError('service_unavailable', 'Sign-in links need PAYMENTS_PUBLIC_URL, the address of this dashboard')
-}
-
-/**
  * The merchant dashboard (issue 18): `GET /dashboard`, its script and styles under
  * `/dashboard/assets/`, and the session routes that trade an API key for an HttpOnly cookie.
  * Everything else the page shows comes from the merchant API, called with that cookie.
  */
-export function dashboardRoutes(sessions: DashboardService, deps: { config: PaymentsConfig; clock: Clock; links: SignInLinks }): FastifyPluginAsync {
-  const cookieOptions = (request: FastifyRequest) => ({
-    path: '/',
-    httpOnly: true,
-    sameSite: 'strict' as const,
-    secure: request.protocol === 'https' || deps.config.publicUrl?.startsWith('https:') === true,
-  })
+export function dashboardRoutes(
+  sessions: DashboardService,
+  deps: { config: PaymentsConfig; clock: Clock; links: SignInLinks; passkeys: DashboardPasskeys },
+): FastifyPluginAsync {
+  const cookieOptions = (request: FastifyRequest) => sessionCookieOptions(request, deps.config.publicUrl)
   return async (scope) => {
     const app = scope.withTypeProvider<TypeBoxTypeProvider>()
     // Only these routes set or clear the session cookie (the auth hook reads it: http/auth.ts).
     await app.register(cookie)
+    await app.register(dashboardPasskeyRoutes(deps.passkeys, { config: deps.config }))
 
     await app.register(async (assets) => {
       assets.addHook('onRoute', (route) => {
@@ -135,7 +107,7 @@ export function dashboardRoutes(sessions: DashboardService, deps: { config: Paym
       async (request, reply) => {
         if (!fromOwnSite(request, deps.config.publicUrl)) throw forbidden('Ask for a link from the dashboard page of this site')
         const locale = pickLocale(request.body.lang, request.headers['accept-language'])
-        await deps.links.request({ email: request.body.email, ip: request.ip, baseUrl: linkBaseUrl(request, deps.config.publicUrl), locale })
+        await deps.links.request({ email: request.body.email, ip: request.ip, baseUrl: dashboardBaseUrl(request, deps.config.publicUrl), locale })
         return reply.code(202).header('cache-control', 'no-store').send({ linkLifetimeMinutes: Math.round(deps.config.dashboardLinks.ttlMs / 60_000) })
       },
     )

@@ -46,6 +46,7 @@ export function renderDashboardPage(context: PageContext): string {
         </table>
       </div>`
   return `${documentHead(context.locale, `${t.htmlTitle} – ${t.product}`, '/dashboard/assets/dashboard.css')}
+<script src="/dashboard/assets/webauthn-json.js" defer></script>
 <script src="/dashboard/assets/dashboard.js" defer></script>
 </head>
 <body>
@@ -60,6 +61,7 @@ export function renderDashboardPage(context: PageContext): string {
     <p id="who" class="muted"></p>
     <label for="merchant">${e('merchant')}</label>
     <select id="merchant"></select>
+    <button type="button" id="add-passkey" class="secondary" hidden>${e('addPasskey')}</button>
     <button type="button" id="sign-out" class="secondary">${e('signOut')}</button>
   </div>
 </header>
@@ -83,6 +85,8 @@ export function renderDashboardPage(context: PageContext): string {
       <button type="submit" class="primary">${e('sendLink')}</button>
       <p id="email-sent" class="notice" hidden></p>
     </form>
+    <p><button type="button" id="passkey-sign-in" class="secondary" hidden>${e('usePasskey')}</button></p>
+    <p id="passkey-error" class="field-error" hidden></p>
     <h3 id="key-title">${e('keyTitle')}</h3>
     <form id="sign-in-form" novalidate>
       <p id="sign-in-hint" class="hint">${e('signInHint')}</p>

@@ -2,3 +2,4 @@
 export { dashboardRoutes } from './dashboard.routes.ts'
 export { createDashboardService } from './dashboard.service.ts'
 export { createSignInLinks } from './sign-in-links.ts'
+export { createDashboardPasskeys } from './passkeys.service.ts'

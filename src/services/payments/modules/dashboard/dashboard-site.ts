@@ -1,0 +1,39 @@
+import type { FastifyRequest } from 'fastify'
+import { coreError } from '../../../../core/errors/codes.ts'
+import { isLoopbackHost } from '../../../../core/http/loopback.ts'
+
+// Where the dashboard's requests may come from, where the dashboard is, and its cookie's flags.
+
+/**
+ * A sign-in must come from the dashboard's own page (or from a client that is no browser):
+ * another site could otherwise sign a visitor's browser in as the attacker's app.
+ */
+export function fromOwnSite(request: FastifyRequest, publicUrl: string | undefined): boolean {
+  const site = request.headers['sec-fetch-site']
+  if (site === 'cross-site' || site === 'same-site') return false
+  const origin = request.headers.origin
+  if (origin === undefined) return true
+  try {
+    const host = new URL(origin).host
+    return host === request.host || (publicUrl !== undefined && host === new URL(publicUrl).host)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Where the dashboard is, for e-mailed sign-in links and as the passkeys' relying party:
+ * PAYMENTS_PUBLIC_URL, else this request's own origin only when its host is a loopback one (a
+ * developer's machine). Any other Host header could be an attacker's, asking for a victim's
+ * link that would lead to the attacker's site.
+ */
+export function dashboardBaseUrl(request: FastifyRequest, publicUrl: string | undefined): string {
+  if (publicUrl !== undefined) return publicUrl
+  if (isLoopbackHost(request.hostname)) return `${request.protocol}://${request.host}`
+  throw coreError('service_unavailable', 'Merchant users sign in only where PAYMENTS_PUBLIC_URL, the address of this dashboard, is set')
+}
+
+/** The session cookie: HttpOnly, SameSite=Strict, Secure over https (or an https public URL). */
+export function sessionCookieOptions(request: FastifyRequest, publicUrl: string | undefined) {
+  return { path: '/', httpOnly: true, sameSite: 'strict' as const, secure: request.protocol === 'https' || publicUrl?.startsWith('https:') === true }
+}
