@@ -1,6 +1,7 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { coreError } from '../../../../core/errors/codes.ts'
 import { isLoopbackHost } from '../../../../core/http/loopback.ts'
+import { DASHBOARD_COOKIE } from '../../http/auth.ts'
 
 // Where the dashboard's requests may come from, where the dashboard is, and its cookie's flags.
 
@@ -36,4 +37,10 @@ export function dashboardBaseUrl(request: FastifyRequest, publicUrl: string | un
 /** The session cookie: HttpOnly, SameSite=Strict, Secure over https (or an https public URL). */
 export function sessionCookieOptions(request: FastifyRequest, publicUrl: string | undefined) {
   return { path: '/', httpOnly: true, sameSite: 'strict' as const, secure: request.protocol === 'https' || publicUrl?.startsWith('https:') === true }
+}
+
+/** Answers a session just started (by a key, a link or a passkey): 201 `{session}`, its cookie set, nothing cached. */
+export function replyWithSession<S extends { expires: string }>(request: FastifyRequest, reply: FastifyReply, publicUrl: string | undefined, started: { token: string; session: S }) {
+  reply.setCookie(DASHBOARD_COOKIE, started.token, { ...sessionCookieOptions(request, publicUrl), expires: new Date(started.session.expires) })
+  return reply.code(201).header('cache-control', 'no-store').send({ session: started.session })
 }

@@ -3,7 +3,7 @@ import cookie from '@fastify/cookie'
 import fastifyStatic from '@fastify/static'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import type { Clock } from '../../../../core/clock.ts'
 import type { PaymentsConfig } from '../../config.ts'
 import { DASHBOARD_COOKIE, dashboardToken } from '../../http/auth.ts'
@@ -13,7 +13,7 @@ import { EmptyBody, responses } from '../../http/route-kit.ts'
 import { FollowLinkBody, LinkRequestBody, LinkRequestResponse, PageQuery, SessionResponse, SignInBody } from './dashboard.schemas.ts'
 import type { DashboardService } from './dashboard.service.ts'
 import { renderDashboardPage } from './dashboard.view.ts'
-import { dashboardBaseUrl, fromOwnSite, sessionCookieOptions } from './dashboard-site.ts'
+import { dashboardBaseUrl, fromOwnSite, replyWithSession, sessionCookieOptions } from './dashboard-site.ts'
 import type { SignInLinks } from './sign-in-links.ts'
 import { dashboardPasskeyRoutes } from './passkeys.routes.ts'
 import type { DashboardPasskeys } from './passkeys.service.ts'
@@ -42,7 +42,6 @@ export function dashboardRoutes(
   sessions: DashboardService,
   deps: { config: PaymentsConfig; clock: Clock; links: SignInLinks; passkeys: DashboardPasskeys },
 ): FastifyPluginAsync {
-  const cookieOptions = (request: FastifyRequest) => sessionCookieOptions(request, deps.config.publicUrl)
   return async (scope) => {
     const app = scope.withTypeProvider<TypeBoxTypeProvider>()
     // Only these routes set or clear the session cookie (the auth hook reads it: http/auth.ts).
@@ -87,9 +86,7 @@ export function dashboardRoutes(
       },
       async (request, reply) => {
         if (!fromOwnSite(request, deps.config.publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
-        const { token, session } = await sessions.signIn(request.body.key)
-        reply.setCookie(DASHBOARD_COOKIE, token, { ...cookieOptions(request), expires: new Date(session.expires) })
-        return reply.code(201).header('cache-control', 'no-store').send({ session })
+        return replyWithSession(request, reply, deps.config.publicUrl, await sessions.signIn(request.body.key))
       },
     )
 
@@ -125,9 +122,7 @@ export function dashboardRoutes(
       },
       async (request, reply) => {
         if (!fromOwnSite(request, deps.config.publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
-        const { token, session } = await deps.links.follow(request.body.token)
-        reply.setCookie(DASHBOARD_COOKIE, token, { ...cookieOptions(request), expires: new Date(session.expires) })
-        return reply.code(201).header('cache-control', 'no-store').send({ session })
+        return replyWithSession(request, reply, deps.config.publicUrl, await deps.links.follow(request.body.token))
       },
     )
 
@@ -158,7 +153,7 @@ export function dashboardRoutes(
       },
       async (request, reply) => {
         await sessions.signOut(dashboardToken(request))
-        reply.clearCookie(DASHBOARD_COOKIE, cookieOptions(request))
+        reply.clearCookie(DASHBOARD_COOKIE, sessionCookieOptions(request, deps.config.publicUrl))
         return reply.code(204).send()
       },
     )

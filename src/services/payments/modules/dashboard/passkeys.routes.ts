@@ -4,14 +4,15 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { coreError } from '../../../../core/errors/codes.ts'
 import { AuthenticationCredentialSchema, CeremonyOptionsSchema, RegistrationCredentialSchema } from '../../../../core/http/webauthn.schemas.ts'
+import type { RelyingParty } from '../../../../core/security/webauthn.ts'
 import type { PaymentsConfig } from '../../config.ts'
-import { currentActor, DASHBOARD_COOKIE } from '../../http/auth.ts'
+import { currentActor } from '../../http/auth.ts'
 import { forbidden } from '../../http/errors.ts'
 import { responses } from '../../http/route-kit.ts'
 import type { DashboardUser } from './dashboard.service.ts'
 import { SessionResponse } from './dashboard.schemas.ts'
-import { dashboardBaseUrl, fromOwnSite, sessionCookieOptions } from './dashboard-site.ts'
-import type { DashboardPasskeys, RelyingParty } from './passkeys.service.ts'
+import { dashboardBaseUrl, fromOwnSite, replyWithSession } from './dashboard-site.ts'
+import type { DashboardPasskeys } from './passkeys.service.ts'
 
 const TAGS = ['payments', 'dashboard']
 const PUBLIC = { public: true }
@@ -21,7 +22,7 @@ const PasskeySchema = Type.Object({ passkey: Type.Object({ id: Type.String({ des
 /** The relying party of this dashboard: its host name and origin (PAYMENTS_PUBLIC_URL, or a loopback request's own). */
 function relyingPartyOf(request: FastifyRequest, publicUrl: string | undefined): RelyingParty {
   const base = new URL(dashboardBaseUrl(request, publicUrl))
-  return { rpId: base.hostname, origin: base.origin }
+  return { rpId: base.hostname, origins: [base.origin] }
 }
 
 /** The merchant user of a dashboard session; an app's key or key session is refused. */
@@ -97,9 +98,7 @@ export function dashboardPasskeyRoutes(passkeys: DashboardPasskeys, deps: { conf
       async (request, reply) => {
         if (!fromOwnSite(request, publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
         const credential = request.body.credential as AuthenticationResponseJSON
-        const { token, session } = await passkeys.signIn(credential, relyingPartyOf(request, publicUrl))
-        reply.setCookie(DASHBOARD_COOKIE, token, { ...sessionCookieOptions(request, publicUrl), expires: new Date(session.expires) })
-        return reply.code(201).header('cache-control', 'no-store').send({ session })
+        return replyWithSession(request, reply, publicUrl, await passkeys.signIn(credential, relyingPartyOf(request, publicUrl)))
       },
     )
   }

@@ -1,43 +1,33 @@
-import {
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransport,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransport,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server'
 import type { Clock } from '../../../../core/clock.ts'
 import { isUniqueViolation } from '../../../../core/db/errors.ts'
 import { coreError } from '../../../../core/errors/codes.ts'
 import { hashSecretToken } from '../../../../core/security/secret-token.ts'
-import { signedChallenge } from '../../../../core/security/webauthn.ts'
+import { CEREMONY_TIMEOUT_MS, creationOptions, type RelyingParty, requestOptions, signedChallenge, type StoredCredential, verifyAssertion, verifyCreation } from '../../../../core/security/webauthn.ts'
 import { fieldError } from '../../http/errors.ts'
 import type { DashboardChallengesTable, DashboardPasskeysTable, PaymentsDb } from '../../tables.ts'
 import { findMemberUser } from './dashboard.repository.ts'
 import type { DashboardService, DashboardUser } from './dashboard.service.ts'
 import * as repo from './passkeys.repository.ts'
 
-/** Where passkeys are used: the host name they are bound to and the page's origin. */
-export interface RelyingParty {
-  rpId: string
-  origin: string
-}
-
-const CEREMONY_TIMEOUT_MS = 5 * 60_000
 const MAX_PASSKEYS = 20
+const RP_NAME = 'Triad Payments'
 
-function transportsOf(row: DashboardPasskeysTable): AuthenticatorTransport[] {
-  return JSON.parse(row.transports) as AuthenticatorTransport[]
+function credentialOf(row: DashboardPasskeysTable): StoredCredential {
+  return { id: row.id, publicKey: row.public_key, counter: row.counter, transports: JSON.parse(row.transports) as AuthenticatorTransport[] }
 }
 
 /**
- * Passkeys of merchant users (issue 30), with @simplewebauthn/server as the authn service uses
- * it: a user signed in (by an e-mailed link) registers one; later it signs them in without
- * e-mail. Discoverable credentials, user verification required, no attestation asked for. The
- * ceremonies' challenges live in the database (hashed, used once), so any instance verifies.
+ * Passkeys of merchant users (issue 30), with the rules the authn service's passkeys follow
+ * (core/security/webauthn.ts): a user signed in (by an e-mailed link) registers one; later it
+ * signs them in without e-mail. The ceremonies' challenges live in the database (hashed, used
+ * once), so any instance verifies.
  */
 export function createDashboardPasskeys(deps: { db: PaymentsDb; clock: Clock; sessions: DashboardService }) {
   const { db, clock } = deps
@@ -62,16 +52,7 @@ export function createDashboardPasskeys(deps: { db: PaymentsDb; clock: Clock; se
     async registrationOptions(user: DashboardUser, rp: RelyingParty): Promise<PublicKeyCredentialCreationOptionsJSON> {
       const existing = await repo.listPasskeysOf(db, user.id)
       if (existing.length >= MAX_PASSKEYS) throw coreError('conflict', `At most ${MAX_PASSKEYS} passkeys per user`)
-      const options = await generateRegistrationOptions({
-        rpName: 'Triad Payments',
-        rpID: rp.rpId,
-        userName: user.email,
-        userID: new TextEncoder().encode(user.id),
-        timeout: CEREMONY_TIMEOUT_MS,
-        attestationType: 'none',
-        excludeCredentials: existing.map((row) => ({ id: row.id, transports: transportsOf(row) })),
-        authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
-      })
+      const options = await creationOptions({ ...rp, rpName: RP_NAME }, { id: user.id, name: user.email }, existing.map(credentialOf))
       await remember(options.challenge, 'registration', user.id)
       return options
     },
@@ -80,21 +61,19 @@ export function createDashboardPasskeys(deps: { db: PaymentsDb; clock: Clock; se
     async register(user: DashboardUser, response: RegistrationResponseJSON, name: string | undefined, rp: RelyingParty) {
       const challenge = await recall(response.response.clientDataJSON, 'registration', user.id)
       if (!challenge) throw fieldError('credential', 'answers an unknown, used or expired passkey challenge: ask for new registration options')
-      let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>
+      let created: Awaited<ReturnType<typeof verifyCreation>>
       try {
-        verification = await verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: rp.origin, expectedRPID: rp.rpId, requireUserVerification: true })
+        created = await verifyCreation(response, challenge, rp)
       } catch (error) {
         throw fieldError('credential', `could not be verified: ${(error as Error).message}`)
       }
-      const info = verification.registrationInfo
-      if (!verification.verified || !info) throw fieldError('credential', 'could not be verified')
       const row: DashboardPasskeysTable = {
-        id: info.credential.id,
+        id: created.id,
         user_id: user.id,
         name: (name ?? '').trim() || 'Passkey',
-        public_key: Buffer.from(info.credential.publicKey).toString('base64url'),
-        counter: info.credential.counter,
-        transports: JSON.stringify(response.response.transports ?? []),
+        public_key: created.publicKey,
+        counter: created.counter,
+        transports: JSON.stringify(created.transports),
         created: clock.now().toISOString(),
         last_used: null,
       }
@@ -108,7 +87,7 @@ export function createDashboardPasskeys(deps: { db: PaymentsDb; clock: Clock; se
     },
 
     async loginOptions(rp: RelyingParty): Promise<PublicKeyCredentialRequestOptionsJSON> {
-      const options = await generateAuthenticationOptions({ rpID: rp.rpId, userVerification: 'required', timeout: CEREMONY_TIMEOUT_MS })
+      const options = await requestOptions(rp)
       await remember(options.challenge, 'login', null)
       return options
     },
@@ -119,24 +98,8 @@ export function createDashboardPasskeys(deps: { db: PaymentsDb; clock: Clock; se
       const passkey = challenge ? await repo.findPasskey(db, response.id) : undefined
       if (!challenge || !passkey) throw refused()
       // The user handle (the user id given at registration) must name the passkey's owner.
-      const userHandle = response.response.userHandle
-      if (userHandle !== undefined && Buffer.from(userHandle, 'base64url').toString('utf8') !== passkey.user_id) throw refused()
-      let newCounter: number
-      try {
-        const verification = await verifyAuthenticationResponse({
-          response,
-          expectedChallenge: challenge,
-          expectedOrigin: rp.origin,
-          expectedRPID: rp.rpId,
-          credential: { id: passkey.id, publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')), counter: passkey.counter, transports: transportsOf(passkey) },
-          requireUserVerification: true,
-        })
-        if (!verification.verified) throw refused()
-        newCounter = verification.authenticationInfo.newCounter
-      } catch {
-        throw refused()
-      }
-      if (!(await repo.recordPasskeyUse(db, passkey.id, passkey.counter, newCounter, clock.now().toISOString()))) throw refused()
+      const newCounter = await verifyAssertion(response, challenge, rp, credentialOf(passkey), passkey.user_id)
+      if (newCounter === undefined || !(await repo.recordPasskeyUse(db, passkey.id, passkey.counter, newCounter, clock.now().toISOString()))) throw refused()
       const user = await findMemberUser(db, passkey.user_id)
       if (!user) throw refused()
       return deps.sessions.startUserSession(user)

@@ -20,6 +20,18 @@
     return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
   }
 
+  /** What a created credential and an assertion share, as JSON, with `response`. */
+  function asJson(credential, response) {
+    return {
+      id: credential.id,
+      rawId: text(credential.rawId),
+      type: credential.type,
+      response: response,
+      clientExtensionResults: credential.getClientExtensionResults(),
+      authenticatorAttachment: credential.authenticatorAttachment || undefined,
+    }
+  }
+
   function withBinaryIds(list) {
     return (list || []).map(function (item) {
       return Object.assign({}, item, { id: bytes(item.id) })
@@ -34,36 +46,23 @@
     })
     const credential = await navigator.credentials.create({ publicKey: publicKey })
     const response = credential.response
-    return {
-      id: credential.id,
-      rawId: text(credential.rawId),
-      type: credential.type,
-      response: {
-        clientDataJSON: text(response.clientDataJSON),
-        attestationObject: text(response.attestationObject),
-        transports: typeof response.getTransports === 'function' ? response.getTransports() : [],
-      },
-      clientExtensionResults: credential.getClientExtensionResults(),
-      authenticatorAttachment: credential.authenticatorAttachment || undefined,
-    }
+    return asJson(credential, {
+      clientDataJSON: text(response.clientDataJSON),
+      attestationObject: text(response.attestationObject),
+      transports: typeof response.getTransports === 'function' ? response.getTransports() : [],
+    })
   }
 
   async function get(options) {
     const publicKey = Object.assign({}, options, { challenge: bytes(options.challenge), allowCredentials: withBinaryIds(options.allowCredentials) })
     const credential = await navigator.credentials.get({ publicKey: publicKey })
     const response = credential.response
-    return {
-      id: credential.id,
-      rawId: text(credential.rawId),
-      type: credential.type,
-      response: {
-        clientDataJSON: text(response.clientDataJSON),
-        authenticatorData: text(response.authenticatorData),
-        signature: text(response.signature),
-        userHandle: response.userHandle ? text(response.userHandle) : undefined,
-      },
-      clientExtensionResults: credential.getClientExtensionResults(),
-    }
+    return asJson(credential, {
+      clientDataJSON: text(response.clientDataJSON),
+      authenticatorData: text(response.authenticatorData),
+      signature: text(response.signature),
+      userHandle: response.userHandle ? text(response.userHandle) : undefined,
+    })
   }
 
   window.TriadWebAuthn = { create: create, get: get, supported: typeof window.PublicKeyCredential === 'function' }
