@@ -113,7 +113,9 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
       ttlMs: deps.config.dashboardLinks.ttlMs,
       limits: { perEmail: linkLimiter('email', deps.config.dashboardLinks.perEmail), perIp: linkLimiter('ip', deps.config.dashboardLinks.perIp) },
     })
-    app.addHook('onClose', async () => links.settled())
+    app.addHook('onClose', async function settleSignInLinks() {
+      await links.settled()
+    })
     app.addHook('onRequest', authHook(apps, dashboard))
     installIdempotency(app, { db: ctx.db, clock: ctx.clock, ttlMs: deps.config.idempotencyTtlMs, metrics: ctx.metrics })
 
