@@ -175,14 +175,19 @@ test('a link expires after PAYMENTS_DASHBOARD_LINK_TTL (15 min): a minute before
   assert.equal(expired.json().code, 'unauthorized')
 })
 
-test('a link of a user removed from the merchant after it was sent does not sign in', async () => {
+test('a user removed from their last merchant is signed out, and a link sent before does not sign in', async () => {
   const fixture = await fresh()
-  const token = await linkToken(fixture)
+  const signedIn = await fixture.follow(await linkToken(fixture))
+  const cookie = sessionCookie(signedIn)
+  assert.equal((await fixture.app.inject({ url: '/dashboard/session', headers: { cookie } })).statusCode, 200)
+  const token = await linkToken(fixture, 2)
   const revoked = await fixture.app.inject({ method: 'DELETE', url: `/merchants/${fixture.merchant.id}/users/${fixture.userId}`, headers: { authorization: basic(fixture.owner.key) } })
   assert.equal(revoked.statusCode, 204)
   const followed = await fixture.follow(token)
   assert.equal(followed.statusCode, 401)
   assert.equal(followed.headers['set-cookie'], undefined)
+  assert.equal((await fixture.app.inject({ url: '/dashboard/session', headers: { cookie } })).statusCode, 401)
+  assert.equal((await fixture.app.inject({ url: `/merchants/${fixture.merchant.id}`, headers: { cookie } })).statusCode, 401)
 })
 
 test("a user's session changes state only with its CSRF token, and only at its own merchants", async () => {

@@ -1,4 +1,5 @@
-import type { DashboardLinksTable, DashboardSessionsTable, DashboardUserSessionsTable, PaymentsDb } from '../../tables.ts'
+import type { ExpressionBuilder } from 'kysely'
+import type { DashboardLinksTable, DashboardSessionsTable, DashboardUserSessionsTable, PaymentsDb, PaymentsTables } from '../../tables.ts'
 
 // The dashboard's sessions (payments_dashboard_sessions): rows are found by the SHA-256 of the
 // cookie's token, never by the token itself.
@@ -31,13 +32,18 @@ export async function deleteExpiredSessionsOfApp(db: PaymentsDb, appId: string, 
 // their memberships are the merchants module's tables, read here (as the app-key sessions read
 // payments_apps) and never written.
 
+/** The row's user (payments_users) is a member of some merchant. */
+function memberOfSomeMerchant(eb: ExpressionBuilder<PaymentsTables, 'payments_users'>) {
+  return eb.exists(eb.selectFrom('payments_merchant_users').select('user_id').whereRef('payments_merchant_users.user_id', '=', 'payments_users.id'))
+}
+
 /** A merchant user of this e-mail (stored lower-case) who is still a member of some merchant. */
 export async function findMemberUserByEmail(db: PaymentsDb, email: string) {
   return db
     .selectFrom('payments_users')
     .select(['payments_users.id as id', 'payments_users.email as email'])
     .where('payments_users.email', '=', email)
-    .where((eb) => eb.exists(eb.selectFrom('payments_merchant_users').select('user_id').whereRef('payments_merchant_users.user_id', '=', 'payments_users.id')))
+    .where(memberOfSomeMerchant)
     .executeTakeFirst()
 }
 
@@ -68,7 +74,7 @@ export async function findMemberUser(db: PaymentsDb, userId: string) {
     .selectFrom('payments_users')
     .select(['payments_users.id as id', 'payments_users.email as email'])
     .where('payments_users.id', '=', userId)
-    .where((eb) => eb.exists(eb.selectFrom('payments_merchant_users').select('user_id').whereRef('payments_merchant_users.user_id', '=', 'payments_users.id')))
+    .where(memberOfSomeMerchant)
     .executeTakeFirst()
 }
 
@@ -82,7 +88,7 @@ export async function insertUserSession(db: PaymentsDb, row: DashboardUserSessio
   await db.insertInto('payments_dashboard_user_sessions').values(row).execute()
 }
 
-/** The user of a session that has not expired at `now`. */
+/** The user of a session that has not expired at `now`, while they are a member of some merchant (a user removed from the last one is signed out). */
 export async function findSessionUser(db: PaymentsDb, tokenHash: string, now: string) {
   return db
     .selectFrom('payments_dashboard_user_sessions')
@@ -90,6 +96,7 @@ export async function findSessionUser(db: PaymentsDb, tokenHash: string, now: st
     .select(['payments_users.id as id', 'payments_users.email as email', 'payments_users.created as created', 'payments_dashboard_user_sessions.expires as expires'])
     .where('payments_dashboard_user_sessions.token_hash', '=', tokenHash)
     .where('payments_dashboard_user_sessions.expires', '>', now)
+    .where(memberOfSomeMerchant)
     .executeTakeFirst()
 }
 
