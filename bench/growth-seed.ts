@@ -164,6 +164,9 @@ export async function seedPayments(
       line_id: line.id,
       dispute_id: null,
       dispute_outcome: null,
+      actor_type: null,
+      actor_id: null,
+      actor_email: null,
     })
     balances.set(row.merchant_id, (balances.get(row.merchant_id) ?? 0) + balance)
   }

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { type LogEvent, sql } from 'kysely'
+import { type Kysely, type LogEvent, sql } from 'kysely'
 import { createDb, type Database } from '../../src/core/db/create-db.ts'
+import type { PaymentsTables } from '../../src/services/payments/tables.ts'
 import { buildTestApp, type Cleanup, type TestApp } from './build-app.ts'
 
 /**
@@ -17,7 +18,7 @@ const OPERATOR_KEY = 'operator-key-of-the-write-scenarios'
 
 /** How a table would be distributed on Citus: by which key, or replicated to every node. */
 export type Placement = { key: KeyKind; column: string } | { key: KeyKind; via: { table: string; column: string; parentColumn: string } } | 'reference' | 'local'
-export type KeyKind = 'merchant' | 'eperson' | 'session' | 'throttle key' | 'app' | 'vault card' | 'oidc flow' | 'webauthn challenge' | 'synthesis' | 'dashboard session'
+export type KeyKind = 'merchant' | 'eperson' | 'session' | 'throttle key' | 'app' | 'vault card' | 'oidc flow' | 'webauthn challenge' | 'synthesis' | 'dashboard session' | 'dashboard link' | 'merchant user'
 
 /**
  * The distribution of every table. `via`: the row carries no key column, it reaches its key
@@ -37,6 +38,10 @@ export const PLACEMENT: Record<string, Placement> = {
   payments_trail: { key: 'merchant', via: { table: 'payments_transactions', column: 'transaction_id', parentColumn: 'id' } },
   payments_idempotency: { key: 'app', column: 'app_id' },
   payments_dashboard_sessions: { key: 'dashboard session', column: 'token_hash' },
+  payments_dashboard_user_sessions: { key: 'dashboard session', column: 'token_hash' },
+  payments_dashboard_links: { key: 'dashboard link', column: 'token_hash' },
+  payments_dashboard_passkeys: { key: 'merchant user', column: 'user_id' },
+  payments_dashboard_challenges: { key: 'webauthn challenge', column: 'challenge_hash' },
   payments_webhook_endpoints: { key: 'merchant', column: 'merchant_id' },
   payments_events: { key: 'merchant', column: 'merchant_id' },
   payments_event_deliveries: { key: 'merchant', via: { table: 'payments_events', column: 'event_id', parentColumn: 'id' } },
@@ -85,8 +90,8 @@ type Row = Record<string, unknown>
 export interface TracedApp {
   test: TestApp
   app: FastifyInstance
-  /** Runs one request and records what it did. */
-  request(options: InjectOptions): Promise<LightMyRequestResponse>
+  /** Runs one request and records what it did (with the work it leaves running until `settled` resolves). */
+  request(options: InjectOptions, settled?: () => Promise<unknown>): Promise<LightMyRequestResponse>
   traces: RequestTrace[]
 }
 
@@ -123,13 +128,14 @@ export async function startTracedApp(t: Cleanup, env: Record<string, string> = {
     test,
     app: test.app,
     traces,
-    async request(options) {
+    async request(options, settled) {
       const before = await snapshot()
       const statements: Statement[] = []
       current = statements
       const response = await test.app.inject(options)
-      // Work a handler leaves running after its reply (a cache refresh) belongs to it too.
+      // Work a handler leaves running after its reply (a cache refresh, an e-mail) belongs to it too.
       await new Promise((resolve) => setTimeout(resolve, 20))
+      await settled?.()
       current = undefined
       const after = await snapshot()
       const changes: RequestTrace['changes'] = []
@@ -329,6 +335,42 @@ export async function runWriteScenarios(traced: TracedApp): Promise<void> {
   const cookie = String([signIn.headers['set-cookie']].flat()[0]).split(';')[0]
   const csrf = (signIn.json() as { session: { csrfToken: string } }).session.csrfToken
   ok(await request({ method: 'DELETE', url: '/dashboard/session', headers: { cookie, 'x-csrf-token': csrf } }), 204, 'dashboard sign-out')
+
+  // A merchant user: a sign-in link by e-mail (sent after the answer: the request waits for the
+  // mail), followed; a passkey registration and a passkey sign-in with forged answers; sign-out.
+  const userEmail = 'ana@example.com'
+  ok(await request({ method: 'POST', url: `/merchants/${merchant.id}/users`, headers: auth, payload: JSON.stringify({ email: userEmail }) }), 201, 'invite a dashboard user')
+  const outbox = traced.test.database.db as Kysely<PaymentsTables>
+  let mail = ''
+  const mailed = async () => {
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && !mail; await new Promise((resolve) => setTimeout(resolve, 10))) {
+      const rows = await outbox.selectFrom('payments_outbox').select('body').where('recipient', '=', userEmail).where('body', 'like', '%#sign-in=%').execute()
+      mail = rows[0]?.body ?? ''
+    }
+  }
+  ok(await request({ method: 'POST', url: '/dashboard/sign-in-link', headers: json, payload: JSON.stringify({ email: userEmail }) }, mailed), 202, 'ask for a sign-in link')
+  const linkToken = /#sign-in=([A-Za-z0-9_-]+)/.exec(mail)?.[1] ?? ''
+  const followed = await request({ method: 'POST', url: '/dashboard/session/link', headers: json, payload: JSON.stringify({ token: linkToken }) })
+  ok(followed, 201, 'follow the sign-in link')
+  const userCookie = String([followed.headers['set-cookie']].flat()[0]).split(';')[0]
+  const userCsrf = (followed.json() as { session: { csrfToken: string } }).session.csrfToken
+  const asUser = { cookie: userCookie, 'x-csrf-token': userCsrf }
+  const creation = await request({ method: 'POST', url: '/dashboard/passkeys/registration/options', headers: asUser })
+  ok(creation, 200, 'passkey registration options')
+  const forged = (challenge: string, response: Record<string, string>) => ({
+    id: 'Zm9yZ2Vk',
+    rawId: 'Zm9yZ2Vk',
+    type: 'public-key',
+    clientExtensionResults: {},
+    response: { clientDataJSON: Buffer.from(JSON.stringify({ challenge })).toString('base64url'), ...response },
+  })
+  const registration = forged((creation.json() as { challenge: string }).challenge, { attestationObject: 'eA' })
+  ok(await request({ method: 'POST', url: '/dashboard/passkeys', headers: { ...asUser, ...json }, payload: JSON.stringify({ credential: registration }) }), 400, 'a forged passkey registration')
+  const requested = await request({ method: 'POST', url: '/dashboard/passkeys/login/options' })
+  ok(requested, 200, 'passkey login options')
+  const assertion = forged((requested.json() as { challenge: string }).challenge, { authenticatorData: 'eA', signature: 'eA' })
+  ok(await request({ method: 'POST', url: '/dashboard/session/passkey', headers: json, payload: JSON.stringify({ credential: assertion }) }), 401, 'a forged passkey sign-in')
+  ok(await request({ method: 'DELETE', url: '/dashboard/session', headers: asUser }), 204, 'a dashboard user signs out')
 }
 
 /** What a statement does to the distribution: which tables, keyed by their distribution column or not. */

@@ -1,5 +1,5 @@
 import { installErrorHandling } from '../../core/errors/error-handler.ts'
-import { createRateLimiter, rateLimitHook } from '../../core/http/rate-limit.ts'
+import { createRateLimiter, type RateLimitRule, rateLimitHook } from '../../core/http/rate-limit.ts'
 import { coreError } from '../../core/errors/codes.ts'
 import type { ServiceDefinition } from '../../core/service.ts'
 import { paymentsCommands } from './cli.ts'
@@ -12,7 +12,7 @@ import { installIdempotency } from './http/idempotency.ts'
 import { installWireFormat } from './http/wire.ts'
 import { appsRoutes, createAppsService, hashKey } from './modules/apps/index.ts'
 import { clientApiPlugin } from './modules/client-payments/index.ts'
-import { createDashboardService, dashboardRoutes } from './modules/dashboard/index.ts'
+import { createDashboardPasskeys, createDashboardService, createSignInLinks, dashboardRoutes } from './modules/dashboard/index.ts'
 import { disputesRoutes } from './modules/disputes/index.ts'
 import { hostedPageRoutes } from './modules/hosted-page/index.ts'
 import { createLinesService, linesRoutes } from './modules/ledger/index.ts'
@@ -93,6 +93,29 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
     // an HttpOnly cookie (with a CSRF token for changes); the hook reads that cookie only from a
     // request without an Authorization header, and only the dashboard's routes set cookies.
     const dashboard = createDashboardService({ db: ctx.db, clock: ctx.clock, apps, ttlMs: deps.config.dashboardSessionTtlMs })
+    // Merchant users sign in with an e-mailed one-time link (issue 30), limited per e-mail and
+    // per address with the service's limiter (shared through Redis when REDIS_URL is set).
+    const linkLimiter = (name: string, rule: RateLimitRule | undefined) =>
+      rule &&
+      createRateLimiter({
+        ...rule,
+        clock: deps.clock,
+        redis: deps.redis,
+        prefix: `triad:payments:dashboard-link:${name}`,
+        onStoreError: (error) => app.log.warn({ err: error }, 'rate-limit store unavailable; counting in memory'),
+      })
+    const links = createSignInLinks({
+      db: ctx.db,
+      clock: ctx.clock,
+      mailer: ctx.mailer,
+      log: app.log,
+      sessions: dashboard,
+      ttlMs: deps.config.dashboardLinks.ttlMs,
+      limits: { perEmail: linkLimiter('email', deps.config.dashboardLinks.perEmail), perIp: linkLimiter('ip', deps.config.dashboardLinks.perIp) },
+    })
+    app.addHook('onClose', async function settleSignInLinks() {
+      await links.settled()
+    })
     app.addHook('onRequest', authHook(apps, dashboard))
     installIdempotency(app, { db: ctx.db, clock: ctx.clock, ttlMs: deps.config.idempotencyTtlMs, metrics: ctx.metrics })
 
@@ -107,6 +130,7 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
     // own scope with Paylike's client wire rules, and the hosted payment page.
     await app.register(clientApiPlugin(ctx, vault))
     await app.register(hostedPageRoutes(ctx))
-    await app.register(dashboardRoutes(dashboard, { config: deps.config, clock: ctx.clock }))
+    const passkeys = createDashboardPasskeys({ db: ctx.db, clock: ctx.clock, sessions: dashboard })
+    await app.register(dashboardRoutes(dashboard, { config: deps.config, clock: ctx.clock, links, passkeys }))
   },
 }

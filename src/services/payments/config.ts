@@ -11,7 +11,7 @@ export const paymentsSection = defineSection(
     PAYMENTS_SMTP_URL: Env.optionalString('an SMTP URL such as smtp://user:pass@mail.example.com:587 (unset: e-mails go to the outbox table and the log)', {
       pattern: '^smtps?://',
     }),
-    PAYMENTS_SMTP_FROM: Env.string('the From address of merchant invitations', { default: 'Triad Payments <no-reply@triad.invalid>' }),
+    PAYMENTS_SMTP_FROM: Env.string('the From address of merchant invitations and dashboard sign-in links', { default: 'Triad Payments <no-reply@triad.invalid>' }),
     PAYMENTS_FX_RATES: Env.optionalString('the path of a JSON rate table {base, date, rates:{CODE:"decimal"}} (unset: the shipped table)'),
     PAYMENTS_FX_MARKUP: Env.string('the currency-conversion markup in percent, e.g. 2 or 1.5', { default: '2', pattern: '^\\d{1,2}(\\.\\d{1,4})?$' }),
     PAYMENTS_RATE_LIMIT: Env.string('requests per API key (or per address without one), e.g. 1200/min, 20/s, 10000/h, or 0 for none', {
@@ -63,7 +63,20 @@ export const paymentsSection = defineSection(
       default: '8h',
       description: 'how long a sign-in to the merchant dashboard (/dashboard) lasts, e.g. 8h',
     }),
-    PAYMENTS_PUBLIC_URL: Env.optionalString('the public base URL of the payments service, e.g. https://pay.example.com (unset: taken from each request)', {
+    PAYMENTS_DASHBOARD_LINK_TTL: Type.String({
+      pattern: DURATION_PATTERN,
+      default: '15m',
+      description: "how long a dashboard sign-in link e-mailed to a merchant user works (once), e.g. 15m",
+    }),
+    PAYMENTS_DASHBOARD_LINK_LIMIT: Env.string('dashboard sign-in links asked for per e-mail address, e.g. 5/h, or 0 for no limit', {
+      default: '5/h',
+      pattern: RATE_LIMIT_PATTERN,
+    }),
+    PAYMENTS_DASHBOARD_LINK_IP_LIMIT: Env.string('dashboard sign-in links asked for per client address, e.g. 30/h, or 0 for no limit', {
+      default: '30/h',
+      pattern: RATE_LIMIT_PATTERN,
+    }),
+    PAYMENTS_PUBLIC_URL: Env.optionalString('the public base URL of the payments service, e.g. https://pay.example.com (unset: taken from each request; dashboard sign-in links then go only to a loopback host)', {
       pattern: '^https?://',
     }),
   }),
@@ -89,6 +102,11 @@ export const paymentsSection = defineSection(
       pollMs: Math.max(1, parseDuration(env.PAYMENTS_WEBHOOK_POLL)),
     },
     dashboardSessionTtlMs: parseDuration(env.PAYMENTS_DASHBOARD_SESSION_TTL),
+    dashboardLinks: {
+      ttlMs: parseDuration(env.PAYMENTS_DASHBOARD_LINK_TTL),
+      perEmail: parseRateLimit(env.PAYMENTS_DASHBOARD_LINK_LIMIT),
+      perIp: parseRateLimit(env.PAYMENTS_DASHBOARD_LINK_IP_LIMIT),
+    },
     publicUrl: env.PAYMENTS_PUBLIC_URL?.replace(/\/+$/, ''),
   }),
 )

@@ -123,6 +123,18 @@ interface TrailTable {
   line_id: string | null
   dispute_id: string | null
   dispute_outcome: 'won' | 'lost' | null
+  /** Who made the entry (ActorColumns); null for the acquirer's (disputes) and for entries older than issue 30. */
+  actor_type: ActorColumns['actor_type']
+  actor_id: string | null
+  actor_email: string | null
+}
+
+/** Who did something: an app (by its key) or a merchant user (signed in to the dashboard). */
+export interface ActorColumns {
+  actor_type: 'app' | 'user' | null
+  actor_id: string | null
+  /** A user's e-mail when they acted (kept, so the audit still reads after the user is gone). */
+  actor_email: string | null
 }
 
 export interface CardsTable {
@@ -215,6 +227,9 @@ export interface EventsTable {
   created: string
   /** The event's `data`, JSON. */
   data: string
+  actor_type: ActorColumns['actor_type']
+  actor_id: string | null
+  actor_email: string | null
 }
 
 type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled'
@@ -255,6 +270,47 @@ export interface DashboardSessionsTable {
   expires: string
 }
 
+/** A one-time dashboard sign-in link e-mailed to a merchant user: the SHA-256 of its token. */
+export interface DashboardLinksTable {
+  token_hash: string
+  user_id: string
+  created: string
+  expires: string
+  /** When the link was followed; a used link never signs in again. */
+  used: string | null
+}
+
+/** A browser signed in to the dashboard as a merchant user. */
+export interface DashboardUserSessionsTable {
+  token_hash: string
+  user_id: string
+  created: string
+  expires: string
+}
+
+/** A merchant user's passkey (WebAuthn): the credential id and COSE public key, base64url. */
+export interface DashboardPasskeysTable {
+  id: string
+  user_id: string
+  name: string
+  public_key: string
+  /** The signature counter last seen (0 for authenticators that keep none). */
+  counter: number
+  /** JSON array of transports, handed back to browsers as hints. */
+  transports: string
+  created: string
+  last_used: string | null
+}
+
+/** The challenge of one passkey ceremony (SHA-256), until used once or expired. */
+export interface DashboardChallengesTable {
+  challenge_hash: string
+  purpose: 'registration' | 'login'
+  /** Whose registration; null for a login, where the passkey names the user. */
+  user_id: string | null
+  expires: string
+}
+
 export interface PaymentsTables {
   payments_apps: AppsTable
   payments_merchants: MerchantsTable
@@ -276,6 +332,10 @@ export interface PaymentsTables {
   payments_event_deliveries: EventDeliveriesTable
   payments_delivery_attempts: DeliveryAttemptsTable
   payments_dashboard_sessions: DashboardSessionsTable
+  payments_dashboard_links: DashboardLinksTable
+  payments_dashboard_user_sessions: DashboardUserSessionsTable
+  payments_dashboard_passkeys: DashboardPasskeysTable
+  payments_dashboard_challenges: DashboardChallengesTable
 }
 
 /** The database or an open transaction: repositories take either. */

@@ -141,7 +141,8 @@ test('the amount rules, step by step (pending = amount − captured − voided; 
   // A capture with an empty descriptor falls back to the transaction's.
   assert.equal(final.trail[4].descriptor, 'Coffee & John')
   // A void moves no money: no line, no balance effect.
-  assert.deepEqual(final.trail[3], { void: true, created: '2026-01-01T00:00:00.000Z', amount: 60, balance: 0, fee: { flat: 0, rate: 0 } })
+  // Each entry names who made it: here the merchant's app, by its key.
+  assert.deepEqual(final.trail[3], { void: true, created: '2026-01-01T00:00:00.000Z', amount: 60, balance: 0, fee: { flat: 0, rate: 0 }, actor: { type: 'app', id: fixture.owner.id } })
 })
 
 test('captures and refunds write ledger lines in the same transaction; the balance is their sum', async (t) => {
@@ -158,6 +159,7 @@ test('captures and refunds write ledger lines in the same transaction; the balan
     fee: { flat: 25, rate: 135 },
     descriptor: 'ORDER 1',
     lineId: entry.lineId,
+    actor: { type: 'app', id: fixture.owner.id },
   })
   const lines = parseList(await fixture.call('GET', `/merchants/${fixture.merchant.id}/lines?limit=1`))
   assert.deepEqual(lines, [

@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely'
 import type { WriteBatch } from '../../../core/db/write-batch.ts'
+import type { Actor } from '../actor.ts'
 import type { PaymentsTables } from '../tables.ts'
 
 /**
@@ -33,6 +34,8 @@ interface NewEvent {
   subjectId: string
   /** The object as the merchant API returns it (a transaction, a dispute, a fraud alert). */
   data: unknown
+  /** Who made the change (a capture, refund or void); none for a payment or the acquirer's dispute. */
+  actor?: Actor
 }
 
 /**

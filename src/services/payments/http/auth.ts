@@ -1,6 +1,7 @@
 import { parseCookie } from 'cookie'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { coreError } from '../../../core/errors/codes.ts'
+import type { Actor } from '../actor.ts'
 
 /** The calling app, as the routes see it (the apps module's AppRow satisfies it). */
 export interface CallingApp {
@@ -15,6 +16,7 @@ export interface KeyAuthenticator {
 }
 
 const authenticated = new WeakMap<FastifyRequest, CallingApp>()
+const actors = new WeakMap<FastifyRequest, Actor>()
 
 /**
  * HTTP Basic with an empty user name and the API key as the password (Paylike's scheme). A
@@ -49,9 +51,19 @@ export function dashboardToken(request: FastifyRequest): string | undefined {
   return header === undefined ? undefined : parseCookie(header)[DASHBOARD_COOKIE]
 }
 
-/** What the hook needs of the dashboard's sessions (modules/dashboard): the app a cookie signs in as. */
+/**
+ * Who a dashboard cookie signs in as: `member` is the id the routes check memberships with
+ * (an app's, or a merchant user's: users are members of their merchants with full access);
+ * `actor` is who the trail and the events name.
+ */
+export interface SessionPrincipal {
+  member: CallingApp
+  actor: Actor
+}
+
+/** What the hook needs of the dashboard's sessions (modules/dashboard): who a cookie signs in as. */
 export interface SessionAuthenticator {
-  authenticate(token: string): Promise<CallingApp | undefined>
+  authenticate(token: string): Promise<SessionPrincipal | undefined>
   /** Whether `header` is the CSRF token of the session `token` (compared in constant time). */
   csrfMatches(token: string, header: string): boolean
 }
@@ -70,14 +82,17 @@ export function authHook(apps: KeyAuthenticator, sessions?: SessionAuthenticator
     const token = request.headers.authorization === undefined && sessions ? dashboardToken(request) : undefined
     if (key === undefined && token) {
       // No Basic challenge here: it would make the browser pop up its own password dialog.
-      const app = await sessions?.authenticate(token)
-      if (!app) throw coreError('unauthorized', 'The dashboard session has ended; sign in again')
+      const principal = await sessions?.authenticate(token)
+      if (!principal) throw coreError('unauthorized', 'The dashboard session has ended; sign in again')
       if (!SAFE_METHODS.has(request.method)) {
         const header = request.headers[CSRF_HEADER]
         if (typeof header !== 'string' || !sessions?.csrfMatches(token, header))
           throw coreError('forbidden', 'A dashboard session changes state only with its CSRF token in X-CSRF-Token')
       }
-      authenticated.set(request, app)
+      if (principal.actor.type === 'user' && (request.routeOptions.config as { appOnly?: boolean } | undefined)?.appOnly)
+        throw coreError('forbidden', "Only an app's key can do this; a merchant user cannot")
+      authenticated.set(request, principal.member)
+      actors.set(request, principal.actor)
       return
     }
     if (key === undefined) throw coreError('unauthorized', 'Authenticate with HTTP Basic: an empty user name and the API key as the password', BASIC_CHALLENGE)
@@ -92,7 +107,20 @@ export function authHook(apps: KeyAuthenticator, sessions?: SessionAuthenticator
   }
 }
 
-/** The app that made this (authenticated) request. */
+/**
+ * Who made this (authenticated) request, for the audit: the app of its key or dashboard
+ * session, or the merchant user signed in to the dashboard.
+ */
+export function currentActor(request: FastifyRequest): Actor {
+  const actor = actors.get(request)
+  return actor ?? { type: 'app', id: currentApp(request).id }
+}
+
+/**
+ * The member that made this (authenticated) request: the app of its key or dashboard session,
+ * or, for a merchant user signed in to the dashboard, that user (routes marked `appOnly`
+ * refuse users); the services check memberships of either by its id.
+ */
 export function currentApp(request: FastifyRequest): CallingApp {
   const app = authenticated.get(request)
   if (!app) throw coreError('unauthorized', 'Not authenticated')

@@ -6,6 +6,7 @@ import * as spentVaultTokens from './202611220140_spent_vault_tokens.ts'
 import * as createWebhooks from './202611250100_create_webhooks.ts'
 import * as createDashboardSessions from './202611251900_create_dashboard_sessions.ts'
 import * as rotateWebhookSecrets from './202611281400_rotate_webhook_secrets.ts'
+import * as dashboardUserSignIn from './202611281700_dashboard_user_sign_in.ts'
 
 /** Every migration of this service, by name; names sort in the order they run. Never edit one that has shipped. */
 export const migrations: MigrationSet = {
@@ -16,4 +17,5 @@ export const migrations: MigrationSet = {
   '202611250100_create_webhooks': createWebhooks,
   '202611251900_create_dashboard_sessions': createDashboardSessions,
   '202611281400_rotate_webhook_secrets': rotateWebhookSecrets,
+  '202611281700_dashboard_user_sign_in': dashboardUserSignIn,
 }

@@ -6,7 +6,7 @@ import type { Cleanup } from '../../../helpers/build-app.ts'
 export interface Received {
   headers: IncomingHttpHeaders
   body: string
-  event: { id: string; type: string; created: string; data: Record<string, unknown> }
+  event: { id: string; type: string; created: string; data: Record<string, unknown>; actor?: unknown }
   /** performance.now() when the request arrived, and when it was answered. */
   arrived: number
   answered?: number

@@ -1,17 +1,14 @@
-import {
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransport,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransport,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server'
 import type { Clock } from '../../../../core/clock.ts'
 import { isUniqueViolation } from '../../../../core/db/errors.ts'
 import { hashSecretToken } from '../../../../core/security/secret-token.ts'
+import { CEREMONY_TIMEOUT_MS, creationOptions, requestOptions, signedChallenge, type StoredCredential, verifyAssertion, verifyCreation } from '../../../../core/security/webauthn.ts'
 import type { AuthnConfig } from '../../config.ts'
 import type { ModuleDatabase } from '../../db.ts'
 import { authnErrors } from '../../errors.ts'
@@ -21,7 +18,6 @@ import * as repo from './passkeys.repository.ts'
 import type { PasskeyRow, PasskeysTables } from './passkeys.table.ts'
 
 export const PASSKEY_METHOD = 'passkey'
-const CEREMONY_TIMEOUT_MS = 5 * 60_000
 /** Passkeys per eperson: enough for every device a person owns, few enough to list in one registration's exclude list. */
 const MAX_PASSKEYS = 20
 const MAX_NAME_LENGTH = 100
@@ -29,26 +25,13 @@ const MAX_NAME_LENGTH = 100
 type PasskeyConfig = NonNullable<AuthnConfig['passkeys']>
 type Purpose = 'registration' | 'login'
 
-/** The challenge a browser signed, read from its client data (base64url JSON); undefined if unreadable. */
-function signedChallenge(clientDataJSON: string): string | undefined {
-  try {
-    const data: unknown = JSON.parse(Buffer.from(clientDataJSON, 'base64url').toString('utf8'))
-    const challenge = typeof data === 'object' && data !== null ? Reflect.get(data, 'challenge') : undefined
-    return typeof challenge === 'string' ? challenge : undefined
-  } catch {
-    return undefined
-  }
-}
-
-function transportsOf(row: PasskeyRow): AuthenticatorTransport[] {
-  return JSON.parse(row.transports) as AuthenticatorTransport[]
+function credentialOf(row: PasskeyRow): StoredCredential {
+  return { id: row.id, publicKey: row.public_key, counter: Number(row.counter), transports: JSON.parse(row.transports) as AuthenticatorTransport[] }
 }
 
 /**
- * Passkeys (WebAuthn, with @simplewebauthn/server): registered by a logged-in eperson, then used
- * to log in without a password. Discoverable credentials only (the passkey names its user), user
- * verification required, attestation not asked for (`none`): a passkey proves possession and
- * the origin it was made for, which is what makes it phishing-resistant.
+ * Passkeys (WebAuthn, core/security/webauthn.ts): registered by a logged-in eperson, then used
+ * to log in without a password.
  */
 export function createPasskeysService(deps: { database: ModuleDatabase<PasskeysTables>; clock: Clock; config: PasskeyConfig | undefined }) {
   const { database, clock } = deps
@@ -90,17 +73,11 @@ export function createPasskeysService(deps: { database: ModuleDatabase<PasskeysT
       const config = relyingParty()
       const existing = await repo.listPasskeysOf(db, eperson.uuid, MAX_PASSKEYS, 0)
       if (existing.length >= MAX_PASSKEYS) throw authnErrors.unprocessable(`At most ${MAX_PASSKEYS} passkeys per account; remove one first`)
-      const options = await generateRegistrationOptions({
-        rpName: config.rpName,
-        rpID: config.rpId,
-        userName: eperson.email,
-        userID: new TextEncoder().encode(eperson.uuid),
-        userDisplayName: [eperson.first_name, eperson.last_name].filter(Boolean).join(' ') || eperson.email,
-        timeout: CEREMONY_TIMEOUT_MS,
-        attestationType: 'none',
-        excludeCredentials: existing.map((row) => ({ id: row.id, transports: transportsOf(row) })),
-        authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
-      })
+      const options = await creationOptions(
+        config,
+        { id: eperson.uuid, name: eperson.email, displayName: [eperson.first_name, eperson.last_name].filter(Boolean).join(' ') || eperson.email },
+        existing.map(credentialOf),
+      )
       await remember(options.challenge, 'registration', eperson.uuid)
       return options
     },
@@ -112,29 +89,21 @@ export function createPasskeysService(deps: { database: ModuleDatabase<PasskeysT
       if (label.length > MAX_NAME_LENGTH) throw authnErrors.unprocessable(`The name must be at most ${MAX_NAME_LENGTH} characters long`)
       const challenge = await recall(response.response.clientDataJSON, 'registration', eperson.uuid)
       if (!challenge) throw authnErrors.badRequest('Unknown, used or expired passkey challenge: ask for new registration options')
-      let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>
+      let created: Awaited<ReturnType<typeof verifyCreation>>
       try {
-        verification = await verifyRegistrationResponse({
-          response,
-          expectedChallenge: challenge,
-          expectedOrigin: config.origins,
-          expectedRPID: config.rpId,
-          requireUserVerification: true,
-        })
+        created = await verifyCreation(response, challenge, config)
       } catch (error) {
         throw authnErrors.badRequest(`The passkey could not be verified: ${(error as Error).message}`)
       }
-      const info = verification.registrationInfo
-      if (!verification.verified || !info) throw authnErrors.badRequest('The passkey could not be verified')
       const row: PasskeyRow = {
-        id: info.credential.id,
+        id: created.id,
         eperson_uuid: eperson.uuid,
         name: label,
-        public_key: Buffer.from(info.credential.publicKey).toString('base64url'),
-        counter: info.credential.counter,
-        transports: JSON.stringify(response.response.transports ?? []),
-        device_type: info.credentialDeviceType,
-        backed_up: info.credentialBackedUp ? 1 : 0,
+        public_key: created.publicKey,
+        counter: created.counter,
+        transports: JSON.stringify(created.transports),
+        device_type: created.deviceType,
+        backed_up: created.backedUp ? 1 : 0,
         created_at: clock.now().toISOString(),
         last_used_at: null,
       }
@@ -150,7 +119,7 @@ export function createPasskeysService(deps: { database: ModuleDatabase<PasskeysT
 
     async loginOptions(): Promise<PublicKeyCredentialRequestOptionsJSON> {
       const config = relyingParty()
-      const options = await generateAuthenticationOptions({ rpID: config.rpId, userVerification: 'required', timeout: CEREMONY_TIMEOUT_MS })
+      const options = await requestOptions(config)
       await remember(options.challenge, 'login', null)
       return options
     },
@@ -162,23 +131,10 @@ export function createPasskeysService(deps: { database: ModuleDatabase<PasskeysT
       const passkey = challenge ? await repo.findPasskey(db, response.id) : undefined
       if (!challenge || !passkey) return undefined
       // The user handle (the eperson uuid given at registration) must name the passkey's owner.
-      const userHandle = response.response.userHandle
-      if (userHandle !== undefined && Buffer.from(userHandle, 'base64url').toString('utf8') !== passkey.eperson_uuid) return undefined
-      try {
-        const verification = await verifyAuthenticationResponse({
-          response,
-          expectedChallenge: challenge,
-          expectedOrigin: config.origins,
-          expectedRPID: config.rpId,
-          credential: { id: passkey.id, publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')), counter: Number(passkey.counter), transports: transportsOf(passkey) },
-          requireUserVerification: true,
-        })
-        if (!verification.verified) return undefined
-        const counted = await repo.recordPasskeyUse(db, passkey.id, Number(passkey.counter), verification.authenticationInfo.newCounter, clock.now().toISOString())
-        return counted ? passkey.eperson_uuid : undefined
-      } catch {
-        return undefined
-      }
+      const newCounter = await verifyAssertion(response, challenge, config, credentialOf(passkey), passkey.eperson_uuid)
+      if (newCounter === undefined) return undefined
+      const counted = await repo.recordPasskeyUse(db, passkey.id, Number(passkey.counter), newCounter, clock.now().toISOString())
+      return counted ? passkey.eperson_uuid : undefined
     },
 
     async list(epersonUuid: string, page: number, size: number): Promise<{ rows: PasskeyRow[]; total: number }> {

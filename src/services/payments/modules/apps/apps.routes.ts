@@ -19,7 +19,7 @@ export function appsRoutes(apps: AppsService): FastifyPluginAsync {
       async (request, reply) => reply.code(201).send({ app: await apps.create(request.body.name) }),
     )
 
-    app.get('/me', { schema: { tags: TAGS, summary: 'The app making the request', response: responses({ 200: IdentityResponse }) } }, async (request) => ({
+    app.get('/me', { config: { appOnly: true }, schema: { tags: TAGS, summary: 'The app making the request', response: responses({ 200: IdentityResponse }) } }, async (request) => ({
       identity: toIdentity(currentApp(request)),
     }))
   }

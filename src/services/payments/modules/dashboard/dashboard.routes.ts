@@ -3,16 +3,20 @@ import cookie from '@fastify/cookie'
 import fastifyStatic from '@fastify/static'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import type { Clock } from '../../../../core/clock.ts'
 import type { PaymentsConfig } from '../../config.ts'
 import { DASHBOARD_COOKIE, dashboardToken } from '../../http/auth.ts'
 import { forbidden } from '../../http/errors.ts'
 import { pickLocale } from '../../http/locale.ts'
 import { EmptyBody, responses } from '../../http/route-kit.ts'
-import { PageQuery, SessionResponse, SignInBody } from './dashboard.schemas.ts'
+import { FollowLinkBody, LinkRequestBody, LinkRequestResponse, PageQuery, SessionResponse, SignInBody } from './dashboard.schemas.ts'
 import type { DashboardService } from './dashboard.service.ts'
 import { renderDashboardPage } from './dashboard.view.ts'
+import { dashboardBaseUrl, fromOwnSite, replyWithSession, sessionCookieOptions } from './dashboard-site.ts'
+import type { SignInLinks } from './sign-in-links.ts'
+import { dashboardPasskeyRoutes } from './passkeys.routes.ts'
+import type { DashboardPasskeys } from './passkeys.service.ts'
 
 const ASSETS_DIR = join(import.meta.dirname, 'assets')
 const TAGS = ['payments', 'dashboard']
@@ -30,38 +34,19 @@ function pageHeaders(reply: FastifyReply) {
 }
 
 /**
- * A sign-in must come from the dashboard's own page (or from a client that is no browser):
- * another site could otherwise sign a visitor's browser in as the attacker's app.
- */
-function fromOwnSite(request: FastifyRequest, publicUrl: string | undefined): boolean {
-  const site = request.headers['sec-fetch-site']
-  if (site === 'cross-site' || site === 'same-site') return false
-  const origin = request.headers.origin
-  if (origin === undefined) return true
-  try {
-    const host = new URL(origin).host
-    return host === request.host || (publicUrl !== undefined && host === new URL(publicUrl).host)
-  } catch {
-    return false
-  }
-}
-
-/**
  * The merchant dashboard (issue 18): `GET /dashboard`, its script and styles under
  * `/dashboard/assets/`, and the session routes that trade an API key for an HttpOnly cookie.
  * Everything else the page shows comes from the merchant API, called with that cookie.
  */
-export function dashboardRoutes(sessions: DashboardService, deps: { config: PaymentsConfig; clock: Clock }): FastifyPluginAsync {
-  const cookieOptions = (request: FastifyRequest) => ({
-    path: '/',
-    httpOnly: true,
-    sameSite: 'strict' as const,
-    secure: request.protocol === 'https' || deps.config.publicUrl?.startsWith('https:') === true,
-  })
+export function dashboardRoutes(
+  sessions: DashboardService,
+  deps: { config: PaymentsConfig; clock: Clock; links: SignInLinks; passkeys: DashboardPasskeys },
+): FastifyPluginAsync {
   return async (scope) => {
     const app = scope.withTypeProvider<TypeBoxTypeProvider>()
     // Only these routes set or clear the session cookie (the auth hook reads it: http/auth.ts).
     await app.register(cookie)
+    await app.register(dashboardPasskeyRoutes(deps.passkeys, { config: deps.config }))
 
     await app.register(async (assets) => {
       assets.addHook('onRoute', (route) => {
@@ -101,9 +86,43 @@ export function dashboardRoutes(sessions: DashboardService, deps: { config: Paym
       },
       async (request, reply) => {
         if (!fromOwnSite(request, deps.config.publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
-        const { token, session } = await sessions.signIn(request.body.key)
-        reply.setCookie(DASHBOARD_COOKIE, token, { ...cookieOptions(request), expires: new Date(session.expires) })
-        return reply.code(201).header('cache-control', 'no-store').send({ session })
+        return replyWithSession(request, reply, deps.config.publicUrl, await sessions.signIn(request.body.key))
+      },
+    )
+
+    app.post(
+      '/dashboard/sign-in-link',
+      {
+        config: PUBLIC,
+        schema: {
+          tags: TAGS,
+          summary: "A merchant user asks for a one-time sign-in link by e-mail (the same 202 whether or not the address is a user's)",
+          body: LinkRequestBody,
+          response: responses({ 202: LinkRequestResponse }),
+        },
+      },
+      async (request, reply) => {
+        if (!fromOwnSite(request, deps.config.publicUrl)) throw forbidden('Ask for a link from the dashboard page of this site')
+        const locale = pickLocale(request.body.lang, request.headers['accept-language'])
+        await deps.links.request({ email: request.body.email, ip: request.ip, baseUrl: dashboardBaseUrl(request, deps.config.publicUrl), locale })
+        return reply.code(202).header('cache-control', 'no-store').send({ linkLifetimeMinutes: Math.round(deps.config.dashboardLinks.ttlMs / 60_000) })
+      },
+    )
+
+    app.post(
+      '/dashboard/session/link',
+      {
+        config: PUBLIC,
+        schema: {
+          tags: TAGS,
+          summary: 'Sign in as a merchant user with the token of an e-mailed link (once): sets the HttpOnly session cookie and answers the CSRF token',
+          body: FollowLinkBody,
+          response: responses({ 201: SessionResponse }),
+        },
+      },
+      async (request, reply) => {
+        if (!fromOwnSite(request, deps.config.publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
+        return replyWithSession(request, reply, deps.config.publicUrl, await deps.links.follow(request.body.token))
       },
     )
 
@@ -134,7 +153,7 @@ export function dashboardRoutes(sessions: DashboardService, deps: { config: Paym
       },
       async (request, reply) => {
         await sessions.signOut(dashboardToken(request))
-        reply.clearCookie(DASHBOARD_COOKIE, cookieOptions(request))
+        reply.clearCookie(DASHBOARD_COOKIE, sessionCookieOptions(request, deps.config.publicUrl))
         return reply.code(204).send()
       },
     )

@@ -10,9 +10,27 @@ export const SignInBody = Type.Object(
   { additionalProperties: true },
 )
 
+export const LinkRequestBody = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 254, description: 'the e-mail address the merchant user was invited with' }),
+    lang: Type.Optional(Type.String({ maxLength: 35, description: 'en or da: the language of the e-mail and of the page the link opens' })),
+  },
+  { additionalProperties: true },
+)
+
+export const LinkRequestResponse = Type.Object({
+  linkLifetimeMinutes: Type.Integer({ description: 'how long a link sent now works (the answer is the same whether or not a link was sent)' }),
+})
+
+export const FollowLinkBody = Type.Object(
+  { token: Type.String({ minLength: 20, maxLength: 200, description: 'the token after #sign-in= in the e-mailed link' }) },
+  { additionalProperties: true },
+)
+
 export const SessionResponse = Type.Object({
   session: Type.Object({
-    app: Type.Object({ id: Type.String(), name: Type.Optional(Type.String()) }),
+    app: Type.Optional(Type.Object({ id: Type.String(), name: Type.Optional(Type.String()) }, { description: 'signed in with this app\'s key (operators)' })),
+    user: Type.Optional(Type.Object({ id: Type.String(), email: Type.String() }, { description: 'signed in as this merchant user (e-mailed link)' })),
     expires: Type.String({ format: 'date-time' }),
     csrfToken: Type.String({ description: 'send it in X-CSRF-Token with every POST, PUT and DELETE made with the session cookie' }),
   }),

@@ -46,6 +46,7 @@ export function renderDashboardPage(context: PageContext): string {
         </table>
       </div>`
   return `${documentHead(context.locale, `${t.htmlTitle} – ${t.product}`, '/dashboard/assets/dashboard.css')}
+<script src="/dashboard/assets/webauthn-json.js" defer></script>
 <script src="/dashboard/assets/dashboard.js" defer></script>
 </head>
 <body>
@@ -57,8 +58,10 @@ export function renderDashboardPage(context: PageContext): string {
       ${languages}
   </nav>
   <div id="account" class="account" hidden>
+    <p id="who" class="muted"></p>
     <label for="merchant">${e('merchant')}</label>
     <select id="merchant"></select>
+    <button type="button" id="add-passkey" class="secondary" hidden>${e('addPasskey')}</button>
     <button type="button" id="sign-out" class="secondary">${e('signOut')}</button>
   </div>
 </header>
@@ -66,6 +69,25 @@ export function renderDashboardPage(context: PageContext): string {
 <main id="main" tabindex="-1">
   <section id="sign-in" class="card narrow" aria-labelledby="sign-in-title" hidden>
     <h2 id="sign-in-title">${e('signInTitle')}</h2>
+    <div id="link-landing" hidden>
+      <h3 id="link-title">${e('linkTitle')}</h3>
+      <p id="link-hint" class="hint">${e('linkHint')}</p>
+      <button type="button" id="follow-link" class="primary" aria-describedby="link-hint">${e('linkContinue')}</button>
+    </div>
+    <p id="link-error" class="field-error" hidden></p>
+    <form id="email-form" novalidate>
+      <p id="email-hint" class="hint">${e('emailHint')}</p>
+      <div class="field">
+        <label for="email">${e('email')}</label>
+        <input id="email" name="email" type="email" autocomplete="email" spellcheck="false" required aria-describedby="email-hint email-error">
+        <p id="email-error" class="field-error" hidden></p>
+      </div>
+      <button type="submit" class="primary">${e('sendLink')}</button>
+      <p id="email-sent" class="notice" hidden></p>
+    </form>
+    <p><button type="button" id="passkey-sign-in" class="secondary" hidden>${e('usePasskey')}</button></p>
+    <p id="passkey-error" class="field-error" hidden></p>
+    <h3 id="key-title">${e('keyTitle')}</h3>
     <form id="sign-in-form" novalidate>
       <p id="sign-in-hint" class="hint">${e('signInHint')}</p>
       <div class="field">
@@ -138,7 +160,7 @@ export function renderDashboardPage(context: PageContext): string {
           <button type="button" id="confirm-cancel" class="secondary">${e('cancel')}</button>
         </div>
       </form>
-      <h3>${e('trailTitle')}</h3>${table('trail-table', 'trailTitle', ['kind', 'created', 'amount', 'balanceEffect', 'fee', 'line'], true)}
+      <h3>${e('trailTitle')}</h3>${table('trail-table', 'trailTitle', ['kind', 'created', 'amount', 'balanceEffect', 'fee', 'line', 'actor'], true)}
       <h3>${e('linesTitle')}</h3>${table('lines-table', 'linesTitle', ['line', 'created', 'balanceEffect', 'fee', 'amount'], true)}
       <h3>${e('deliveriesTitle')}</h3>${table('deliveries-table', 'deliveriesTitle', ['event', 'created', 'endpoint', 'status', 'attempts', 'response'], true)}
       <p><button type="button" id="detail-close" class="secondary">${e('backToList')}</button></p>

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { ExpressionBuilder, Kysely } from 'kysely'
 import type { DialectName } from '../../../../core/db/create-db.ts'
 import { prepared } from '../../../../core/db/prepared.ts'
 import { sql } from 'kysely'
@@ -22,16 +22,37 @@ export async function updateMerchant(db: PaymentsDb, id: string, changes: Partia
   await db.updateTable('payments_merchants').set(changes).where('id', '=', id).execute()
 }
 
-export async function listMerchantsOfApp(db: PaymentsDb, appId: string, page: PageRequest, filter: { test?: boolean } = {}): Promise<MerchantRow[]> {
+/** The merchants `memberId` belongs to: an app's, or a merchant user's (signed in to the dashboard). */
+export async function listMerchantsOfMember(db: PaymentsDb, memberId: string, page: PageRequest, filter: { test?: boolean } = {}): Promise<MerchantRow[]> {
   let query = db
     .selectFrom('payments_merchants')
-    .innerJoin('payments_merchant_apps', 'payments_merchant_apps.merchant_id', 'payments_merchants.id')
     .selectAll('payments_merchants')
     .select(balance.as('balance'))
-    .where('payments_merchant_apps.app_id', '=', appId)
+    .where((eb) => isMember(eb, memberId))
   if (filter.test !== undefined) query = query.where('payments_merchants.test', '=', filter.test ? 1 : 0)
   const rows = await applyPage(query, 'payments_merchants.id', page).execute()
   return rows.map((row) => ({ ...row, balance: Number(row.balance) }))
+}
+
+/**
+ * Whether `memberId` belongs to the merchant as an app or as a merchant user: every member has
+ * full access (the spec), and the ids of apps and users come from one generator, so an id
+ * names one of them.
+ */
+function isMember(eb: ExpressionBuilder<PaymentsTables, 'payments_merchants'>, memberId: string) {
+  return eb.or([
+    eb.exists(
+      eb.selectFrom('payments_merchant_apps').select('app_id').whereRef('payments_merchant_apps.merchant_id', '=', 'payments_merchants.id').where('app_id', '=', memberId),
+    ),
+    eb.exists(
+      eb.selectFrom('payments_merchant_users').select('user_id').whereRef('payments_merchant_users.merchant_id', '=', 'payments_merchants.id').where('user_id', '=', memberId),
+    ),
+  ])
+}
+
+export async function isMemberOfMerchant(db: PaymentsDb, merchantId: string, memberId: string): Promise<boolean> {
+  const row = await db.selectFrom('payments_merchants').select('id').where('id', '=', merchantId).where((eb) => isMember(eb, memberId)).executeTakeFirst()
+  return row !== undefined
 }
 
 export async function isAppOfMerchant(db: PaymentsDb, merchantId: string, appId: string): Promise<boolean> {

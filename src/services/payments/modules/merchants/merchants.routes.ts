@@ -27,6 +27,8 @@ export function merchantsRoutes(merchants: MerchantsService): FastifyPluginAsync
     app.post(
       '/merchants',
       {
+        // The new merchant's first member is the calling app; a merchant user is invited to one.
+        config: { appOnly: true },
         schema: {
           tags: TAGS,
           summary: 'Create a merchant (the calling app becomes a member)',

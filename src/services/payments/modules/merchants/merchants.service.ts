@@ -43,11 +43,14 @@ export function createMerchantsService(ctx: PaymentsContext) {
   const db = ctx.db
   const now = () => ctx.clock.now().toISOString()
 
-  /** The merchant if `appId` belongs to it: unknown (or malformed) id → 404, not a member → 403. */
+  /**
+   * The merchant if `appId` belongs to it (an app, or a merchant user signed in to the
+   * dashboard): unknown (or malformed) id → 404, not a member → 403.
+   */
   async function requireMerchant(appId: string, merchantId: string): Promise<MerchantRow> {
     const merchant = await repo.findMerchant(db, merchantId)
     if (!merchant) throw notFound('Merchant')
-    if (!(await repo.isAppOfMerchant(db, merchantId, appId))) throw forbidden('This app is not a member of the merchant')
+    if (!(await repo.isMemberOfMerchant(db, merchantId, appId))) throw forbidden('This app is not a member of the merchant')
     return merchant
   }
 
@@ -104,7 +107,7 @@ export function createMerchantsService(ctx: PaymentsContext) {
         if (!(await findApp(db, identityId))) throw notFound('Identity')
         throw forbidden('An app can list only its own merchants')
       }
-      return (await repo.listMerchantsOfApp(db, appId, page, filter)).map(toMerchant)
+      return (await repo.listMerchantsOfMember(db, appId, page, filter)).map(toMerchant)
     },
 
     async inviteUser(appId: string, merchantId: string, rawEmail: string): Promise<{ isMember: boolean }> {

@@ -21,18 +21,29 @@ export async function findTransaction(db: PaymentsDb, id: string): Promise<Trans
 }
 
 /**
- * `member`: whether the app belongs to the transaction's merchant, the access check every read
- * and money movement of a transaction makes in the same statement.
+ * `member`: whether the caller (an app, or a merchant user signed in to the dashboard: ids of
+ * both come from one generator, so an id names one of them) belongs to the transaction's
+ * merchant, the access check every read and money movement of a transaction makes in the
+ * same statement.
  */
 function appIsMember(eb: ExpressionBuilder<PaymentsTables, 'payments_transactions'>, appId: string) {
   return eb
-    .exists(
-      eb
-        .selectFrom('payments_merchant_apps')
-        .select('payments_merchant_apps.app_id')
-        .whereRef('payments_merchant_apps.merchant_id', '=', 'payments_transactions.merchant_id')
-        .where('payments_merchant_apps.app_id', '=', appId),
-    )
+    .or([
+      eb.exists(
+        eb
+          .selectFrom('payments_merchant_apps')
+          .select('payments_merchant_apps.app_id')
+          .whereRef('payments_merchant_apps.merchant_id', '=', 'payments_transactions.merchant_id')
+          .where('payments_merchant_apps.app_id', '=', appId),
+      ),
+      eb.exists(
+        eb
+          .selectFrom('payments_merchant_users')
+          .select('payments_merchant_users.user_id')
+          .whereRef('payments_merchant_users.merchant_id', '=', 'payments_transactions.merchant_id')
+          .where('payments_merchant_users.user_id', '=', appId),
+      ),
+    ])
     .as('member')
 }
 
@@ -107,6 +118,9 @@ interface TrailColumns {
   tr_line_id: string | null
   tr_dispute_id: string | null
   tr_dispute_outcome: TrailRow['dispute_outcome']
+  tr_actor_type: TrailRow['actor_type']
+  tr_actor_id: string | null
+  tr_actor_email: string | null
 }
 
 const transactionWithTrailForApp = prepared<PaymentsTables, 'id' | 'appId', TransactionRow & { member: unknown } & TrailColumns>((db, p) =>
@@ -127,6 +141,9 @@ const transactionWithTrailForApp = prepared<PaymentsTables, 'id' | 'appId', Tran
       'payments_trail.line_id as tr_line_id',
       'payments_trail.dispute_id as tr_dispute_id',
       'payments_trail.dispute_outcome as tr_dispute_outcome',
+      'payments_trail.actor_type as tr_actor_type',
+      'payments_trail.actor_id as tr_actor_id',
+      'payments_trail.actor_email as tr_actor_email',
     ])
     .where('payments_transactions.id', '=', p.id)
     .orderBy('payments_trail.created', 'asc')
@@ -162,6 +179,9 @@ async function findTransactionWithTrailForApp(
       line_id: joined.tr_line_id,
       dispute_id: joined.tr_dispute_id,
       dispute_outcome: joined.tr_dispute_outcome,
+      actor_type: joined.tr_actor_type,
+      actor_id: joined.tr_actor_id,
+      actor_email: joined.tr_actor_email,
     })
   }
   return { row: transactionColumns(rows[0]), member: isMember(rows[0].member), trail }
@@ -431,6 +451,9 @@ const trailInsert = prepared<PaymentsTables, TrailKey, never>((db, p) =>
     line_id: p.line_id,
     dispute_id: p.dispute_id,
     dispute_outcome: p.dispute_outcome,
+    actor_type: p.actor_type,
+    actor_id: p.actor_id,
+    actor_email: p.actor_email,
   }),
 )
 

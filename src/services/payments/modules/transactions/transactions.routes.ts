@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import type { Clock } from '../../../../core/clock.ts'
-import { currentApp } from '../../http/auth.ts'
+import { currentActor, currentApp } from '../../http/auth.ts'
 import { PageQuery, responses, TAGS } from '../../http/route-kit.ts'
 import { transactionFilterOf, volumePeriodOf } from './transaction-filters.ts'
 import {
@@ -92,7 +92,7 @@ export function transactionsRoutes(transactions: TransactionsService, clock: Clo
         },
       },
       async (request, reply) =>
-        reply.code(201).send({ transaction: await transactions.capture(currentApp(request).id, request.params.transactionId, request.body) }),
+        reply.code(201).send({ transaction: await transactions.capture(currentActor(request), request.params.transactionId, request.body) }),
     )
 
     app.post(
@@ -107,7 +107,7 @@ export function transactionsRoutes(transactions: TransactionsService, clock: Clo
         },
       },
       async (request, reply) =>
-        reply.code(201).send({ transaction: await transactions.refund(currentApp(request).id, request.params.transactionId, request.body) }),
+        reply.code(201).send({ transaction: await transactions.refund(currentActor(request), request.params.transactionId, request.body) }),
     )
 
     app.post(
@@ -122,7 +122,7 @@ export function transactionsRoutes(transactions: TransactionsService, clock: Clo
         },
       },
       async (request, reply) =>
-        reply.code(201).send({ transaction: await transactions.void(currentApp(request).id, request.params.transactionId, request.body) }),
+        reply.code(201).send({ transaction: await transactions.void(currentActor(request), request.params.transactionId, request.body) }),
     )
 
     app.post(

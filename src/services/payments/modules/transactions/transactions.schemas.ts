@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { identifierSchema } from '../../../../core/http/identifiers.ts'
+import { ActorSchema } from '../../http/actor.schema.ts'
 import { ProcessingErrorSchema } from '../../http/errors.ts'
 import { DESCRIPTOR_PATTERN } from '../merchants/index.ts'
 
@@ -27,6 +28,7 @@ const TrailEntrySchema = Type.Object({
   fee: Fee,
   descriptor: Type.Optional(Type.String()),
   lineId: Type.Optional(Type.String()),
+  actor: Type.Optional(ActorSchema),
 })
 export type TrailEntry = Static<typeof TrailEntrySchema>
 

@@ -9,6 +9,7 @@ import { writeBatch } from '../../../../core/db/write-batch.ts'
 import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
 import { currencyExponent, formatMinor } from '../../../../core/money.ts'
+import { type Actor, actorColumns, actorField } from '../../actor.ts'
 import type { PaymentsContext } from '../../context.ts'
 import {
   fieldError,
@@ -49,7 +50,7 @@ function toTrailEntry(row: TrailRow): TrailEntry {
   } else entry[row.kind] = true
   if (row.descriptor !== null) entry.descriptor = row.descriptor
   if (row.line_id !== null) entry.lineId = row.line_id
-  return entry
+  return { ...entry, ...actorField(row) }
 }
 
 function toTransaction(row: TransactionRow, trail: TrailRow[]): TransactionDto {
@@ -234,13 +235,13 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
    * all in one database transaction, the writes sent together.
    */
   async function move(
-    appId: string,
+    actor: Actor,
     transactionId: string,
     kind: Movement,
     input: { amount: number; currency?: string; descriptor?: string },
   ): Promise<TransactionDto> {
     try {
-      const moved = await oneAtATime(transactionId, () => moveInTransaction(appId, transactionId, kind, input))
+      const moved = await oneAtATime(transactionId, () => moveInTransaction(actor, transactionId, kind, input))
       ctx.metrics.movement(kind, 'ok')
       return moved
     } catch (error) {
@@ -249,14 +250,15 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
     }
   }
 
+  /** `actor.id` is the member whose access is checked (an app, or a merchant user); the trail entry and the event name the actor. */
   async function moveInTransaction(
-    appId: string,
+    actor: Actor,
     transactionId: string,
     kind: Movement,
     input: { amount: number; currency?: string; descriptor?: string },
   ): Promise<TransactionDto> {
     return inTransaction(ctx, async (trx) => {
-      const found = await repo.findTransactionForMove(trx, dialect, transactionId, appId)
+      const found = await repo.findTransactionForMove(trx, dialect, transactionId, actor.id)
       if (!found) throw transactionErrors.notFound()
       if (!found.member) throw transactionErrors.notAMember()
       const { row, merchant } = found
@@ -285,7 +287,7 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
           amount: { currency: row.currency, amount: input.amount },
         })
       }
-      const entry = trailRow(ctx.ids, row.id, kind, created, input.amount, effect, descriptor, lineId)
+      const entry = { ...trailRow(ctx.ids, row.id, kind, created, input.amount, effect, descriptor, lineId), ...actorColumns(actor) }
       await repo.insertTrail(writes, dialect, entry)
       const updated = { ...row }
       if (kind === 'capture') updated.captured_amount += input.amount
@@ -293,7 +295,7 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
       else updated.voided_amount += input.amount
       await repo.writeCounters(writes, dialect, updated)
       const transaction = toTransaction(updated, withEntry(trail, entry))
-      await ctx.events.record(writes, { type: MOVEMENT_EVENTS[kind], merchantId: row.merchant_id, subjectId: row.id, data: transaction })
+      await ctx.events.record(writes, { type: MOVEMENT_EVENTS[kind], merchantId: row.merchant_id, subjectId: row.id, data: transaction, actor })
       await writes.flush()
       return transaction
     })
@@ -346,9 +348,9 @@ export function createTransactionsService(ctx: PaymentsContext, merchants: Merch
       return { from: period.from, to: period.to, today: period.today, currencies }
     },
 
-    capture: (appId: string, transactionId: string, input: CaptureInput) => move(appId, transactionId, 'capture', input),
-    refund: (appId: string, transactionId: string, input: RefundInput) => move(appId, transactionId, 'refund', input),
-    void: (appId: string, transactionId: string, input: VoidInput) => move(appId, transactionId, 'void', input),
+    capture: (actor: Actor, transactionId: string, input: CaptureInput) => move(actor, transactionId, 'capture', input),
+    refund: (actor: Actor, transactionId: string, input: RefundInput) => move(actor, transactionId, 'refund', input),
+    void: (actor: Actor, transactionId: string, input: VoidInput) => move(actor, transactionId, 'void', input),
 
     /**
      * A merchant-initiated charge on the card of an earlier transaction (or of a saved card).
@@ -466,6 +468,7 @@ export function trailRow(
     line_id: lineId,
     dispute_id: dispute?.id ?? null,
     dispute_outcome: dispute?.outcome ?? null,
+    ...actorColumns(undefined),
   }
 }
 

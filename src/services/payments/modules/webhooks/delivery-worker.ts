@@ -6,6 +6,7 @@ import type { DialectName } from '../../../../core/db/create-db.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
 import type { Scheduler, SchedulerHandle } from '../../../../core/scheduler.ts'
+import { actorOf } from '../../actor.ts'
 import type { PaymentsTables } from '../../tables.ts'
 import type { SecretBox } from './webhooks.keys.ts'
 import * as repo from './webhooks.repository.ts'
@@ -126,7 +127,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
     const elapsed = () => Math.round(performance.now() - started)
     const secrets = await signingSecrets(delivery)
     if (secrets === undefined) return { ok: false, status: null, error: 'the signing secret cannot be opened (is PAYMENTS_WEBHOOK_KEY the key it was sealed with?)', latencyMs: 0 }
-    const body = eventBody({ id: delivery.event_id, type: delivery.type, created: delivery.event_created, data: delivery.data })
+    const body = eventBody({ id: delivery.event_id, type: delivery.type, created: delivery.event_created, data: delivery.data, actor: actorOf(delivery) })
     const unixSeconds = Math.floor(clock.now().getTime() / 1000)
     const refused = literalAddressRefusal(new URL(delivery.url), destinationPolicy)
     if (refused) return { ok: false, status: null, error: `refused: ${refused}`, latencyMs: 0 }

@@ -2,6 +2,7 @@ import type { Clock } from '../../../../core/clock.ts'
 import type { DialectName } from '../../../../core/db/create-db.ts'
 import { WriteBatch } from '../../../../core/db/write-batch.ts'
 import type { IdGenerator } from '../../../../core/ids.ts'
+import { actorColumns } from '../../actor.ts'
 import type { EventSink, EventType } from '../../events/event-sink.port.ts'
 import * as repo from './webhooks.repository.ts'
 
@@ -33,6 +34,7 @@ export function createEventRecorder(deps: { ids: IdGenerator; clock: Clock; dial
         subject_seq: place.seq,
         created: now,
         data: JSON.stringify(event.data),
+        ...actorColumns(event.actor),
       })
       const endpoints = place.endpoints.filter((endpoint) => subscribes(JSON.parse(endpoint.events) as string[], event.type))
       await repo.insertDeliveries(

@@ -6,22 +6,13 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import ipaddr from 'ipaddr.js'
 import { Agent } from 'undici'
+import { bareHost, isLoopbackHost } from '../../../../core/http/loopback.ts'
 
 export interface DestinationPolicy {
   /** PAYMENTS_WEBHOOK_ALLOW_PRIVATE: any address (a receiver inside the operator's own network). */
   allowPrivate: boolean
 }
 
-/** A bare host name of a URL: IPv6 literals lose their brackets. */
-function bareHost(hostname: string): string {
-  return hostname.replace(/^\[|\]$/g, '').toLowerCase()
-}
-
-export function isLoopbackHost(hostname: string): boolean {
-  const host = bareHost(hostname)
-  if (host === 'localhost' || host.endsWith('.localhost')) return true
-  return ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback'
-}
 
 /** The range name of an address that is not public unicast (`private`, `linkLocal`, …), else undefined. */
 function nonPublicRange(address: string): string | undefined {

@@ -4,6 +4,7 @@ import { prepared } from '../../../../core/db/prepared.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import { applyPage, type PageRequest } from '../../../../core/http/pagination.ts'
 import type {
+  ActorColumns,
   DeliveryAttemptsTable,
   EventDeliveriesTable,
   EventsTable,
@@ -138,7 +139,7 @@ export async function outboxPlaceOf(db: PaymentsDb, dialect: DialectName, subjec
 }
 
 const eventInsert = prepared<PaymentsTables, keyof EventsTable, never>((db, p) =>
-  db.insertInto('payments_events').values({ id: p.id, merchant_id: p.merchant_id, type: p.type, subject_id: p.subject_id, subject_seq: p.subject_seq, created: p.created, data: p.data }),
+  db.insertInto('payments_events').values({ id: p.id, merchant_id: p.merchant_id, type: p.type, subject_id: p.subject_id, subject_seq: p.subject_seq, created: p.created, data: p.data, actor_type: p.actor_type, actor_id: p.actor_id, actor_email: p.actor_email }),
 )
 
 export async function insertEvent(db: PaymentsWrites, dialect: DialectName, row: EventsTable): Promise<void> {
@@ -222,6 +223,9 @@ export interface ClaimedDelivery {
   type: string
   event_created: string
   data: string
+  actor_type: ActorColumns['actor_type']
+  actor_id: string | null
+  actor_email: string | null
 }
 
 /**
@@ -277,7 +281,7 @@ export async function claimDue(
       .selectFrom('payments_event_deliveries as d')
       .innerJoin('payments_events as ev', 'ev.id', 'd.event_id')
       .innerJoin('payments_webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .select(['d.id', 'd.event_id', 'd.endpoint_id', 'd.attempts', 'd.created', 'e.url', 'e.secret_sealed', 'e.previous_secret_sealed', 'e.previous_secret_expires', 'ev.type', 'ev.created as event_created', 'ev.data'])
+      .select(['d.id', 'd.event_id', 'd.endpoint_id', 'd.attempts', 'd.created', 'e.url', 'e.secret_sealed', 'e.previous_secret_sealed', 'e.previous_secret_expires', 'ev.type', 'ev.created as event_created', 'ev.data', 'ev.actor_type', 'ev.actor_id', 'ev.actor_email'])
       .where('d.id', 'in', ids)
       .orderBy('d.subject_seq')
       .execute()

@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { identifierSchema } from '../../../../core/http/identifiers.ts'
 import { EVENT_TYPES } from '../../events/event-sink.port.ts'
+import { ActorSchema } from '../../http/actor.schema.ts'
 import { PageQuery } from '../../http/route-kit.ts'
 
 const EventTypeSchema = Type.Union(
@@ -85,6 +86,7 @@ export const EventSchema = Type.Object({
   type: Type.String(),
   created: Type.String({ format: 'date-time' }),
   data: Type.Unknown({ description: 'the object as the merchant API returns it (transaction, dispute or fraud alert)' }),
+  actor: Type.Optional(ActorSchema),
   deliveries: Type.Array(DeliverySchema),
 })
 export type EventDto = Static<typeof EventSchema>

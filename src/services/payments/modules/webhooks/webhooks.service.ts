@@ -1,11 +1,13 @@
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { PageRequest } from '../../../../core/http/pagination.ts'
+import { actorField } from '../../actor.ts'
 import type { PaymentsContext } from '../../context.ts'
 import type { DeliveryAttemptsTable, EventDeliveriesTable, EventsTable } from '../../tables.ts'
 import type { SecretBox } from './webhooks.keys.ts'
 import { newSigningSecret } from './webhooks.keys.ts'
 import { subscribes } from './event-recorder.ts'
-import { isLoopbackHost, literalAddressRefusal } from './webhook-destination.ts'
+import { isLoopbackHost } from '../../../../core/http/loopback.ts'
+import { literalAddressRefusal } from './webhook-destination.ts'
 import { webhookErrors } from './webhooks.errors.ts'
 import * as repo from './webhooks.repository.ts'
 import type { AttemptDto, CreateWebhookInput, DeliveryDto, EventDto, WebhookDto } from './webhooks.schemas.ts'
@@ -117,6 +119,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       type: row.type,
       created: row.created,
       data: JSON.parse(row.data) as unknown,
+      ...actorField(row),
       deliveries: (byEvent.get(row.id) ?? []).map((delivery) => toDelivery(delivery, attemptsByDelivery.get(delivery.id) ?? [])),
     }))
   }

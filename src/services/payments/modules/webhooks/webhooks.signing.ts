@@ -1,3 +1,4 @@
+import type { Actor } from '../../actor.ts'
 import { createHmac } from 'node:crypto'
 
 const SECRET_PREFIX = 'whsec_'
@@ -50,9 +51,10 @@ export function signedHeaders(delivery: { eventId: string; body: string; unixSec
 }
 
 /**
- * The body of a delivery: `{id, type, created, data}`, with `data` the stored JSON as it is,
- * so every attempt of an event sends the same bytes.
+ * The body of a delivery: `{id, type, created, data, actor?}`, with `data` the stored JSON as
+ * it is, so every attempt of an event sends the same bytes.
  */
-export function eventBody(event: { id: string; type: string; created: string; data: string }): string {
-  return `{"id":${JSON.stringify(event.id)},"type":${JSON.stringify(event.type)},"created":${JSON.stringify(event.created)},"data":${event.data}}`
+export function eventBody(event: { id: string; type: string; created: string; data: string; actor: Actor | undefined }): string {
+  const actor = event.actor ? `,"actor":${JSON.stringify(event.actor)}` : ''
+  return `{"id":${JSON.stringify(event.id)},"type":${JSON.stringify(event.type)},"created":${JSON.stringify(event.created)},"data":${event.data}${actor}}`
 }

@@ -1,4 +1,5 @@
-// The merchant dashboard's script: signs in (POST /dashboard/session), then reads and moves
+// The merchant dashboard's script: signs in (a merchant user by an e-mailed link, an operator
+// with an app's key: POST /dashboard/session), then reads and moves
 // money through the merchant API on this origin with the session cookie, sending the CSRF token
 // on every change. No framework, no external requests; every text comes from the page's
 // configuration, every value is inserted as text (never as HTML).
@@ -24,6 +25,8 @@
     detailLoad: 0,
     endpoints: new Map(),
     currencies: new Map(),
+    /** The token of a sign-in link this page was opened with, until it is used. */
+    linkToken: null,
   }
 
   function $(id) {
@@ -161,7 +164,7 @@
     }
     if (!response.ok) {
       const failure = new ApiError(response.status, errorText(data, response.status), data)
-      if (response.status === 401 && state.session && path !== '/dashboard/session') sessionEnded()
+      if (response.status === 401 && state.session && path.indexOf('/dashboard/session') !== 0) sessionEnded()
       throw failure
     }
     return data
@@ -249,12 +252,116 @@
     show('dashboard', false)
     show('account', false)
     show('sign-in', true)
+    show('link-landing', state.linkToken !== null)
     const error = $('sign-in-error')
     error.hidden = !message
     error.textContent = message || ''
     if (message) announce(message)
-    $('api-key').focus()
+    if (state.linkToken !== null) $('follow-link').focus()
+    else $('email').focus()
   }
+
+  // ----- merchant users: passkeys (assets/webauthn-json.js) ---------------------------------
+
+  function passkeyFailure(failure, refusedText) {
+    if (failure && failure.name === 'NotAllowedError') return t.errPasskeyCancelled
+    if (failure instanceof ApiError) return failure.status === 401 ? refusedText : failure.status === 0 ? t.errNetwork : fill(t.errGeneric, { message: failure.message })
+    return fill(t.errGeneric, { message: failure && failure.message })
+  }
+
+  show('passkey-sign-in', window.TriadWebAuthn.supported)
+  $('passkey-sign-in').addEventListener('click', async function () {
+    const error = $('passkey-error')
+    error.hidden = true
+    try {
+      const options = await api('POST', '/dashboard/passkeys/login/options')
+      const credential = await window.TriadWebAuthn.get(options)
+      const answer = await api('POST', '/dashboard/session/passkey', { credential: credential })
+      state.session = answer.session
+      await enterDashboard()
+    } catch (failure) {
+      error.textContent = passkeyFailure(failure, t.errPasskeyRefused)
+      error.hidden = false
+      announce(error.textContent)
+    }
+  })
+
+  $('add-passkey').addEventListener('click', async function () {
+    try {
+      const options = await api('POST', '/dashboard/passkeys/registration/options')
+      const credential = await window.TriadWebAuthn.create(options)
+      await api('POST', '/dashboard/passkeys', { credential: credential })
+      announce(t.passkeyAdded)
+    } catch (failure) {
+      // A 401 has already taken the person back to the sign-in form.
+      if (!(failure instanceof ApiError && failure.status === 401)) announce(passkeyFailure(failure, t.errSessionEnded))
+    }
+  })
+
+  // ----- merchant users: a sign-in link by e-mail -------------------------------------------
+
+  /** Shows a field's error next to it and says it; `null` clears it. */
+  function fieldError(input, error, text) {
+    error.hidden = !text
+    error.textContent = text || ''
+    if (text) {
+      input.setAttribute('aria-invalid', 'true')
+      announce(text)
+      input.focus()
+    } else input.removeAttribute('aria-invalid')
+  }
+
+  $('email-form').addEventListener('submit', async function (event) {
+    event.preventDefault()
+    const input = $('email')
+    const email = input.value.trim()
+    show('email-sent', false)
+    if (!email) return fieldError(input, $('email-error'), t.errEmailMissing)
+    fieldError(input, $('email-error'), null)
+    try {
+      const answer = await api('POST', '/dashboard/sign-in-link', { email: email, lang: config.lang })
+      const sent = $('email-sent')
+      sent.textContent = fill(t.linkSent, { email: email, minutes: answer.linkLifetimeMinutes })
+      sent.hidden = false
+      announce(sent.textContent)
+    } catch (failure) {
+      const text = failure.status === 400 ? t.errEmailInvalid : failure.status === 429 ? t.errTooMany : failure.status === 0 ? t.errNetwork : fill(t.errGeneric, { message: failure.message })
+      fieldError(input, $('email-error'), text)
+    }
+  })
+
+  // The link's token comes in the fragment (never sent to a server); it is taken out of the
+  // address bar and the history at once, and used only when the person chooses to continue.
+  function takeLinkToken() {
+    const match = /^#sign-in=([A-Za-z0-9_-]{20,200})$/.exec(window.location.hash)
+    if (!match) return false
+    state.linkToken = match[1]
+    window.history.replaceState(null, '', window.location.pathname + window.location.search)
+    return true
+  }
+  takeLinkToken()
+  // A link opened in a tab already showing the dashboard changes only the fragment.
+  window.addEventListener('hashchange', function () {
+    if (takeLinkToken()) showSignIn()
+  })
+
+  $('follow-link').addEventListener('click', async function () {
+    const token = state.linkToken
+    state.linkToken = null
+    show('link-landing', false)
+    try {
+      const answer = await api('POST', '/dashboard/session/link', { token: token })
+      state.session = answer.session
+      await enterDashboard()
+    } catch (failure) {
+      const text = failure.status === 401 ? t.errLinkInvalid : failure.status === 0 ? t.errNetwork : fill(t.errGeneric, { message: failure.message })
+      const error = $('link-error')
+      error.textContent = text
+      error.hidden = false
+      announce(text)
+      $('email').focus()
+    }
+  })
 
   function sessionEnded() {
     showSignIn(t.errSessionEnded)
@@ -303,7 +410,11 @@
     show('sign-in', false)
     show('account', true)
     show('dashboard', true)
-    const merchants = await api('GET', '/identities/' + encodeURIComponent(state.session.app.id) + '/merchants?' + query({ limit: 100 }))
+    $('link-error').hidden = true
+    $('who').textContent = fill(t.signedInAs, { who: whoText(state.session) })
+    show('add-passkey', Boolean(state.session.user) && window.TriadWebAuthn.supported)
+    $('no-merchants').textContent = state.session.user ? t.noMerchantsUser : t.noMerchants
+    const merchants = await api('GET', '/identities/' + encodeURIComponent(identityOf(state.session)) + '/merchants?' + query({ limit: 100 }))
     state.merchants = merchants
     const select = $('merchant')
     select.textContent = ''
@@ -317,6 +428,15 @@
     if (merchants.length === 0) return
     await loadMerchant(merchants[0].id)
     $('main').focus()
+  }
+
+  /** Who the session signs in as: the merchant user, or the app (an operator with its key). */
+  function identityOf(session) {
+    return session.user ? session.user.id : session.app.id
+  }
+
+  function whoText(session) {
+    return session.user ? session.user.email : fill(t.appNamed, { name: session.app.name || session.app.id })
   }
 
   $('merchant').addEventListener('change', function (event) {
@@ -635,7 +755,7 @@
     $('do-refund').disabled = !transaction.successful || refundableOf(transaction) <= 0
     const merchantCurrency = state.merchant.currency
     const trail = [
-      [cell(t.kindAuthorization), cell(when(transaction.created)), cell(money(transaction.amount, currency), { num: true }), cell(''), cell(''), cell('')],
+      [cell(t.kindAuthorization), cell(when(transaction.created)), cell(money(transaction.amount, currency), { num: true }), cell(''), cell(''), cell(''), cell('')],
     ].concat(
       transaction.trail.map(function (entry) {
         const kind = entry.capture ? t.kindCapture : entry.refund ? t.kindRefund : entry.void ? t.kindVoid : t.kindDispute
@@ -646,10 +766,17 @@
           cell(entry.void ? '' : money(entry.balance, merchantCurrency), { num: true }),
           cell(entry.void ? '' : money(entry.fee.flat + entry.fee.rate, merchantCurrency), { num: true }),
           cell(entry.lineId ? codeText(entry.lineId) : ''),
+          cell(actorText(entry.actor)),
         ]
       }),
     )
     fillTable('trail-table', trail, '')
+  }
+
+  /** Who made a trail entry: a merchant user's e-mail, or the app (by its id). */
+  function actorText(actor) {
+    if (!actor) return ''
+    return actor.type === 'user' ? actor.email : fill(t.appNamed, { name: actor.id })
   }
 
   function codeText(text) {
@@ -930,7 +1057,8 @@
 
   // ----- start ------------------------------------------------------------------------------
 
-  api('GET', '/dashboard/session')
+  const signedIn = state.linkToken !== null ? Promise.reject(new Error('a sign-in link to follow')) : api('GET', '/dashboard/session')
+  signedIn
     .then(function (answer) {
       state.session = answer.session
       return enterDashboard()

@@ -1,0 +1,105 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import { coreError } from '../../../../core/errors/codes.ts'
+import { AuthenticationCredentialSchema, CeremonyOptionsSchema, RegistrationCredentialSchema } from '../../../../core/http/webauthn.schemas.ts'
+import type { RelyingParty } from '../../../../core/security/webauthn.ts'
+import type { PaymentsConfig } from '../../config.ts'
+import { currentActor } from '../../http/auth.ts'
+import { forbidden } from '../../http/errors.ts'
+import { responses } from '../../http/route-kit.ts'
+import type { DashboardUser } from './dashboard.service.ts'
+import { SessionResponse } from './dashboard.schemas.ts'
+import { dashboardBaseUrl, fromOwnSite, replyWithSession } from './dashboard-site.ts'
+import type { DashboardPasskeys } from './passkeys.service.ts'
+
+const TAGS = ['payments', 'dashboard']
+const PUBLIC = { public: true }
+
+const PasskeySchema = Type.Object({ passkey: Type.Object({ id: Type.String({ description: 'the credential id (base64url)' }), name: Type.String(), created: Type.String({ format: 'date-time' }) }) })
+
+/** The relying party of this dashboard: its host name and origin (PAYMENTS_PUBLIC_URL, or a loopback request's own). */
+function relyingPartyOf(request: FastifyRequest, publicUrl: string | undefined): RelyingParty {
+  const base = new URL(dashboardBaseUrl(request, publicUrl))
+  return { rpId: base.hostname, origins: [base.origin] }
+}
+
+/** The merchant user of a dashboard session; an app's key or key session is refused. */
+function currentUser(request: FastifyRequest): DashboardUser {
+  const actor = currentActor(request)
+  if (actor.type !== 'user') throw coreError('forbidden', 'Only a merchant user signed in to the dashboard has passkeys')
+  return { id: actor.id, email: actor.email }
+}
+
+/**
+ * Passkeys of merchant users (issue 30): a signed-in user registers one (options, then the
+ * browser's answer, with the session cookie and its CSRF token), and signs in with it later
+ * (options, then the browser's answer: the same session cookie as an e-mailed link gives).
+ */
+export function dashboardPasskeyRoutes(passkeys: DashboardPasskeys, deps: { config: PaymentsConfig }): FastifyPluginAsync {
+  const publicUrl = deps.config.publicUrl
+  return async (scope) => {
+    const app = scope.withTypeProvider<TypeBoxTypeProvider>()
+
+    app.post(
+      '/dashboard/passkeys/registration/options',
+      {
+        schema: {
+          tags: TAGS,
+          summary: 'A signed-in merchant user starts adding a passkey: WebAuthn creation options (5 minutes, once)',
+          response: responses({ 200: CeremonyOptionsSchema }),
+        },
+      },
+      async (request, reply) => reply.header('cache-control', 'no-store').send(await passkeys.registrationOptions(currentUser(request), relyingPartyOf(request, publicUrl))),
+    )
+
+    app.post(
+      '/dashboard/passkeys',
+      {
+        schema: {
+          tags: TAGS,
+          summary: "A signed-in merchant user finishes adding a passkey: the browser's answer to the creation options",
+          body: Type.Object({ name: Type.Optional(Type.String({ maxLength: 100 })), credential: RegistrationCredentialSchema }),
+          response: responses({ 201: PasskeySchema }),
+        },
+      },
+      async (request, reply) => {
+        // The schema checked the shape; the library checks every byte of it.
+        const credential = request.body.credential as RegistrationResponseJSON
+        const passkey = await passkeys.register(currentUser(request), credential, request.body.name, relyingPartyOf(request, publicUrl))
+        return reply.code(201).send({ passkey })
+      },
+    )
+
+    app.post(
+      '/dashboard/passkeys/login/options',
+      {
+        config: PUBLIC,
+        schema: { tags: TAGS, summary: 'Start signing in with a passkey: WebAuthn request options (5 minutes, once)', response: responses({ 200: CeremonyOptionsSchema }) },
+      },
+      async (request, reply) => {
+        if (!fromOwnSite(request, publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
+        return reply.header('cache-control', 'no-store').send(await passkeys.loginOptions(relyingPartyOf(request, publicUrl)))
+      },
+    )
+
+    app.post(
+      '/dashboard/session/passkey',
+      {
+        config: PUBLIC,
+        schema: {
+          tags: TAGS,
+          summary: "Sign in as a merchant user with a passkey (the browser's answer to the request options): sets the session cookie",
+          body: Type.Object({ credential: AuthenticationCredentialSchema }),
+          response: responses({ 201: SessionResponse }),
+        },
+      },
+      async (request, reply) => {
+        if (!fromOwnSite(request, publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
+        const credential = request.body.credential as AuthenticationResponseJSON
+        return replyWithSession(request, reply, publicUrl, await passkeys.signIn(credential, relyingPartyOf(request, publicUrl)))
+      },
+    )
+  }
+}
