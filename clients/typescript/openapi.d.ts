@@ -10048,6 +10048,20 @@ export interface paths {
                                 };
                                 descriptor?: string;
                                 lineId?: string;
+                                /** @description who made the change: an app, or a merchant user in the dashboard; absent when nobody of the merchant did (a payment, a dispute) */
+                                actor?: {
+                                    /** @enum {string} */
+                                    type: "app";
+                                    /** @description the app whose key (or app-key dashboard sign-in) made the change */
+                                    id: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "user";
+                                    /** @description the merchant user signed in to the dashboard */
+                                    id: string;
+                                    /** @description their e-mail address when they acted */
+                                    email: string;
+                                };
                             }[];
                         }[];
                     };
@@ -10452,6 +10466,20 @@ export interface paths {
                                     };
                                     descriptor?: string;
                                     lineId?: string;
+                                    /** @description who made the change: an app, or a merchant user in the dashboard; absent when nobody of the merchant did (a payment, a dispute) */
+                                    actor?: {
+                                        /** @enum {string} */
+                                        type: "app";
+                                        /** @description the app whose key (or app-key dashboard sign-in) made the change */
+                                        id: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "user";
+                                        /** @description the merchant user signed in to the dashboard */
+                                        id: string;
+                                        /** @description their e-mail address when they acted */
+                                        email: string;
+                                    };
                                 }[];
                             };
                         };
@@ -10625,6 +10653,20 @@ export interface paths {
                                     };
                                     descriptor?: string;
                                     lineId?: string;
+                                    /** @description who made the change: an app, or a merchant user in the dashboard; absent when nobody of the merchant did (a payment, a dispute) */
+                                    actor?: {
+                                        /** @enum {string} */
+                                        type: "app";
+                                        /** @description the app whose key (or app-key dashboard sign-in) made the change */
+                                        id: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "user";
+                                        /** @description the merchant user signed in to the dashboard */
+                                        id: string;
+                                        /** @description their e-mail address when they acted */
+                                        email: string;
+                                    };
                                 }[];
                             };
                         };
@@ -10794,6 +10836,20 @@ export interface paths {
                                     };
                                     descriptor?: string;
                                     lineId?: string;
+                                    /** @description who made the change: an app, or a merchant user in the dashboard; absent when nobody of the merchant did (a payment, a dispute) */
+                                    actor?: {
+                                        /** @enum {string} */
+                                        type: "app";
+                                        /** @description the app whose key (or app-key dashboard sign-in) made the change */
+                                        id: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "user";
+                                        /** @description the merchant user signed in to the dashboard */
+                                        id: string;
+                                        /** @description their e-mail address when they acted */
+                                        email: string;
+                                    };
                                 }[];
                             };
                         };
@@ -10961,6 +11017,20 @@ export interface paths {
                                     };
                                     descriptor?: string;
                                     lineId?: string;
+                                    /** @description who made the change: an app, or a merchant user in the dashboard; absent when nobody of the merchant did (a payment, a dispute) */
+                                    actor?: {
+                                        /** @enum {string} */
+                                        type: "app";
+                                        /** @description the app whose key (or app-key dashboard sign-in) made the change */
+                                        id: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "user";
+                                        /** @description the merchant user signed in to the dashboard */
+                                        id: string;
+                                        /** @description their e-mail address when they acted */
+                                        email: string;
+                                    };
                                 }[];
                             };
                         };
@@ -12648,6 +12718,20 @@ export interface paths {
                             created: string;
                             /** @description the object as the merchant API returns it (transaction, dispute or fraud alert) */
                             data: unknown;
+                            /** @description who made the change: an app, or a merchant user in the dashboard; absent when nobody of the merchant did (a payment, a dispute) */
+                            actor?: {
+                                /** @enum {string} */
+                                type: "app";
+                                /** @description the app whose key (or app-key dashboard sign-in) made the change */
+                                id: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "user";
+                                /** @description the merchant user signed in to the dashboard */
+                                id: string;
+                                /** @description their e-mail address when they acted */
+                                email: string;
+                            };
                             deliveries: {
                                 id: string;
                                 webhookId: string;
@@ -12779,6 +12863,20 @@ export interface paths {
                                 created: string;
                                 /** @description the object as the merchant API returns it (transaction, dispute or fraud alert) */
                                 data: unknown;
+                                /** @description who made the change: an app, or a merchant user in the dashboard; absent when nobody of the merchant did (a payment, a dispute) */
+                                actor?: {
+                                    /** @enum {string} */
+                                    type: "app";
+                                    /** @description the app whose key (or app-key dashboard sign-in) made the change */
+                                    id: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "user";
+                                    /** @description the merchant user signed in to the dashboard */
+                                    id: string;
+                                    /** @description their e-mail address when they acted */
+                                    email: string;
+                                };
                                 deliveries: {
                                     id: string;
                                     webhookId: string;
@@ -12922,6 +13020,20 @@ export interface paths {
                                 created: string;
                                 /** @description the object as the merchant API returns it (transaction, dispute or fraud alert) */
                                 data: unknown;
+                                /** @description who made the change: an app, or a merchant user in the dashboard; absent when nobody of the merchant did (a payment, a dispute) */
+                                actor?: {
+                                    /** @enum {string} */
+                                    type: "app";
+                                    /** @description the app whose key (or app-key dashboard sign-in) made the change */
+                                    id: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "user";
+                                    /** @description the merchant user signed in to the dashboard */
+                                    id: string;
+                                    /** @description their e-mail address when they acted */
+                                    email: string;
+                                };
                                 deliveries: {
                                     id: string;
                                     webhookId: string;
@@ -13629,6 +13741,451 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/dashboard/passkeys/registration/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A signed-in merchant user starts adding a passkey: WebAuthn creation options (5 minutes, once) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description WebAuthn options as JSON: pass them to the browser's navigator.credentials (PublicKeyCredential.parse…OptionsFromJSON) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            challenge: string;
+                            timeout?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Validation: an array of {field, message}; processing: one {code, text, message, client, merchant} */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: the app has no access to this merchant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: a concurrent change, or an idempotency key reused with another body */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: rate limited; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A signed-in merchant user finishes adding a passkey: the browser's answer to the creation options */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        credential: {
+                            id: string;
+                            rawId: string;
+                            /** @enum {string} */
+                            type: "public-key";
+                            clientExtensionResults: {
+                                [key: string]: unknown;
+                            };
+                            authenticatorAttachment?: string;
+                            response: {
+                                clientDataJSON: string;
+                                attestationObject: string;
+                                transports?: string[];
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            passkey: {
+                                /** @description the credential id (base64url) */
+                                id: string;
+                                name: string;
+                                /** Format: date-time */
+                                created: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Validation: an array of {field, message}; processing: one {code, text, message, client, merchant} */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: the app has no access to this merchant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: a concurrent change, or an idempotency key reused with another body */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: rate limited; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/passkeys/login/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start signing in with a passkey: WebAuthn request options (5 minutes, once) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description WebAuthn options as JSON: pass them to the browser's navigator.credentials (PublicKeyCredential.parse…OptionsFromJSON) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            challenge: string;
+                            timeout?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Validation: an array of {field, message}; processing: one {code, text, message, client, merchant} */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: the app has no access to this merchant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: a concurrent change, or an idempotency key reused with another body */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: rate limited; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/session/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sign in as a merchant user with a passkey (the browser's answer to the request options): sets the session cookie */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        credential: {
+                            id: string;
+                            rawId: string;
+                            /** @enum {string} */
+                            type: "public-key";
+                            clientExtensionResults: {
+                                [key: string]: unknown;
+                            };
+                            authenticatorAttachment?: string;
+                            response: {
+                                clientDataJSON: string;
+                                authenticatorData: string;
+                                signature: string;
+                                userHandle?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            session: {
+                                /** @description signed in with this app's key (operators) */
+                                app?: {
+                                    id: string;
+                                    name?: string;
+                                };
+                                /** @description signed in as this merchant user (e-mailed link) */
+                                user?: {
+                                    id: string;
+                                    email: string;
+                                };
+                                /** Format: date-time */
+                                expires: string;
+                                /** @description send it in X-CSRF-Token with every POST, PUT and DELETE made with the session cookie */
+                                csrfToken: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Validation: an array of {field, message}; processing: one {code, text, message, client, merchant} */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: the app has no access to this merchant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: a concurrent change, or an idempotency key reused with another body */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: rate limited; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/dashboard": {
         parameters: {
             query?: never;
@@ -13693,9 +14250,15 @@ export interface paths {
                     content: {
                         "application/json": {
                             session: {
-                                app: {
+                                /** @description signed in with this app's key (operators) */
+                                app?: {
                                     id: string;
                                     name?: string;
+                                };
+                                /** @description signed in as this merchant user (e-mailed link) */
+                                user?: {
+                                    id: string;
+                                    email: string;
                                 };
                                 /** Format: date-time */
                                 expires: string;
@@ -13789,9 +14352,15 @@ export interface paths {
                     content: {
                         "application/json": {
                             session: {
-                                app: {
+                                /** @description signed in with this app's key (operators) */
+                                app?: {
                                     id: string;
                                     name?: string;
+                                };
+                                /** @description signed in as this merchant user (e-mailed link) */
+                                user?: {
+                                    id: string;
+                                    email: string;
                                 };
                                 /** Format: date-time */
                                 expires: string;
@@ -13932,6 +14501,229 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/sign-in-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A merchant user asks for a one-time sign-in link by e-mail (the same 202 whether or not the address is a user's) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: email
+                         * @description the e-mail address the merchant user was invited with
+                         */
+                        email: string;
+                        /** @description en or da: the language of the e-mail and of the page the link opens */
+                        lang?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description how long a link sent now works (the answer is the same whether or not a link was sent) */
+                            linkLifetimeMinutes: number;
+                        };
+                    };
+                };
+                /** @description Validation: an array of {field, message}; processing: one {code, text, message, client, merchant} */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: the app has no access to this merchant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: a concurrent change, or an idempotency key reused with another body */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: rate limited; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/session/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sign in as a merchant user with the token of an e-mailed link (once): sets the HttpOnly session cookie and answers the CSRF token */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the token after #sign-in= in the e-mailed link */
+                        token: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            session: {
+                                /** @description signed in with this app's key (operators) */
+                                app?: {
+                                    id: string;
+                                    name?: string;
+                                };
+                                /** @description signed in as this merchant user (e-mailed link) */
+                                user?: {
+                                    id: string;
+                                    email: string;
+                                };
+                                /** Format: date-time */
+                                expires: string;
+                                /** @description send it in X-CSRF-Token with every POST, PUT and DELETE made with the session cookie */
+                                csrfToken: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Validation: an array of {field, message}; processing: one {code, text, message, client, merchant} */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: the app has no access to this merchant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: a concurrent change, or an idempotency key reused with another body */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: rate limited; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
