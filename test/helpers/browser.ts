@@ -1,5 +1,7 @@
+import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { type Browser, chromium } from 'playwright-core'
+import type { TestContext } from 'node:test'
+import { type Browser, type BrowserContext, type BrowserContextOptions, chromium, type Page } from 'playwright-core'
 
 /** Debian's Chromium, as .ci/run installs it (or CHROMIUM_PATH). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -20,4 +22,19 @@ export function chromiumSkipReason(): string | false {
 /** Launches headless Chromium with the flags this machine needs, plus `extraArgs`. */
 export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: [...FLAGS, ...extraArgs] })
+}
+
+/**
+ * A page in a new context of `browser` (closed when the test ends) whose script errors fail the
+ * test, and whose steps wait at most `stepTimeoutMs` (a loaded machine is slow, never stuck).
+ */
+export async function openCheckedPage(t: TestContext, browser: Browser, options: { context?: BrowserContextOptions; stepTimeoutMs: number }): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext(options.context)
+  t.after(() => context.close())
+  const page = await context.newPage()
+  page.setDefaultTimeout(options.stepTimeoutMs)
+  const errors: string[] = []
+  page.on('pageerror', (error) => errors.push(error.message))
+  t.after(() => assert.deepEqual(errors, [], 'no script errors on the page'))
+  return { context, page }
 }

@@ -4,7 +4,7 @@ import { after, before, type TestContext } from 'node:test'
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { createManualClock } from '../../../../src/core/clock.ts'
 import { createManualScheduler } from '../../../../src/core/scheduler.ts'
-import { chromiumSkipReason, launchChromium } from '../../../helpers/browser.ts'
+import { chromiumSkipReason, launchChromium, openCheckedPage } from '../../../helpers/browser.ts'
 import { authorize, merchantFixture } from '../helpers.ts'
 import { startReceiver } from '../webhooks/receiver.ts'
 
@@ -51,13 +51,7 @@ export async function start(t: TestContext, contextOptions: BrowserContextOption
   assert.ok(address && typeof address === 'object')
   const base = `http://127.0.0.1:${address.port}`
   assert.ok(browser)
-  const context = await browser.newContext(contextOptions)
-  t.after(() => context.close())
-  const page = await context.newPage()
-  page.setDefaultTimeout(STEP_TIMEOUT_MS)
-  const errors: string[] = []
-  page.on('pageerror', (error) => errors.push(error.message))
-  t.after(() => assert.deepEqual(errors, [], 'no script errors on the page'))
+  const { page } = await openCheckedPage(t, browser, { context: contextOptions, stepTimeoutMs: STEP_TIMEOUT_MS })
   const deliver = async () => {
     clock.advance(1000)
     await scheduler.runDue()

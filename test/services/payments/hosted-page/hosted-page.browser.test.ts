@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { after, before, describe, it, type TestContext } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import { chromiumSkipReason, launchChromium } from '../../../helpers/browser.ts'
+import { chromiumSkipReason, launchChromium, openCheckedPage } from '../../../helpers/browser.ts'
 import { clientFixture } from '../client/helpers.ts'
 import { parseList } from '../helpers.ts'
 
@@ -27,13 +27,7 @@ async function start(t: TestContext) {
   assert.ok(address && typeof address === 'object')
   const base = `http://127.0.0.1:${address.port}`
   assert.ok(browser)
-  const context = await browser.newContext({ locale: 'en-GB' })
-  t.after(() => context.close())
-  const page = await context.newPage()
-  page.setDefaultTimeout(STEP_TIMEOUT_MS)
-  const errors: string[] = []
-  page.on('pageerror', (error) => errors.push(error.message))
-  t.after(() => assert.deepEqual(errors, [], 'no script errors on the page'))
+  const { page } = await openCheckedPage(t, browser, { context: { locale: 'en-GB' }, stepTimeoutMs: STEP_TIMEOUT_MS })
   return { ...fixture, base, page }
 }
 
