@@ -222,6 +222,17 @@ export async function runWriteScenarios(traced: TracedApp): Promise<void> {
   const sessions = (await authn('GET', 'authn/sessions')).json() as { _embedded: { sessions: Array<{ id: string; current: boolean }> } }
   const firstDevice = sessions._embedded.sessions.find((session) => !session.current)
   ok(await authn('DELETE', `authn/sessions/${firstDevice?.id}`), 204, 'revoke one session')
+  // Passkeys (the app runs with AUTHN_PASSKEY_RP_ID): both ceremonies with forged answers, and
+  // the removal of a passkey nobody has.
+  const passkeyCreation = await authn('POST', 'authn/passkeys/registration/options')
+  ok(passkeyCreation, 200, 'passkey registration options')
+  const passkeyRegistration = forgedCredential((passkeyCreation.json() as { challenge: string }).challenge, { attestationObject: 'eA' })
+  ok(await authn('POST', 'authn/passkeys', { json: { credential: passkeyRegistration } }), 400, 'a forged passkey registration')
+  ok(await authn('DELETE', 'authn/passkeys/Zm9yZ2Vk'), 404, 'remove an unknown passkey')
+  const passkeyRequest = await authn('POST', 'authn/passkeys/login/options')
+  ok(passkeyRequest, 200, 'passkey login options')
+  const passkeyAssertion = forgedCredential((passkeyRequest.json() as { challenge: string }).challenge, { authenticatorData: 'eA', signature: 'eA' })
+  ok(await authn('POST', 'authn/passkeys/login', { json: { credential: passkeyAssertion } }), 401, 'a forged passkey login')
   ok(await authn('POST', 'authn/logout'), 204, 'logout')
 
   // avatar
@@ -357,20 +368,24 @@ export async function runWriteScenarios(traced: TracedApp): Promise<void> {
   const asUser = { cookie: userCookie, 'x-csrf-token': userCsrf }
   const creation = await request({ method: 'POST', url: '/dashboard/passkeys/registration/options', headers: asUser })
   ok(creation, 200, 'passkey registration options')
-  const forged = (challenge: string, response: Record<string, string>) => ({
+  const registration = forgedCredential((creation.json() as { challenge: string }).challenge, { attestationObject: 'eA' })
+  ok(await request({ method: 'POST', url: '/dashboard/passkeys', headers: { ...asUser, ...json }, payload: JSON.stringify({ credential: registration }) }), 400, 'a forged passkey registration')
+  const requested = await request({ method: 'POST', url: '/dashboard/passkeys/login/options' })
+  ok(requested, 200, 'passkey login options')
+  const assertion = forgedCredential((requested.json() as { challenge: string }).challenge, { authenticatorData: 'eA', signature: 'eA' })
+  ok(await request({ method: 'POST', url: '/dashboard/session/passkey', headers: json, payload: JSON.stringify({ credential: assertion }) }), 401, 'a forged passkey sign-in')
+  ok(await request({ method: 'DELETE', url: '/dashboard/session', headers: asUser }), 204, 'a dashboard user signs out')
+}
+
+/** A WebAuthn answer for `challenge` that no authenticator made: the ceremony's refusal still runs its statements. */
+function forgedCredential(challenge: string, response: Record<string, string>) {
+  return {
     id: 'Zm9yZ2Vk',
     rawId: 'Zm9yZ2Vk',
     type: 'public-key',
     clientExtensionResults: {},
     response: { clientDataJSON: Buffer.from(JSON.stringify({ challenge })).toString('base64url'), ...response },
-  })
-  const registration = forged((creation.json() as { challenge: string }).challenge, { attestationObject: 'eA' })
-  ok(await request({ method: 'POST', url: '/dashboard/passkeys', headers: { ...asUser, ...json }, payload: JSON.stringify({ credential: registration }) }), 400, 'a forged passkey registration')
-  const requested = await request({ method: 'POST', url: '/dashboard/passkeys/login/options' })
-  ok(requested, 200, 'passkey login options')
-  const assertion = forged((requested.json() as { challenge: string }).challenge, { authenticatorData: 'eA', signature: 'eA' })
-  ok(await request({ method: 'POST', url: '/dashboard/session/passkey', headers: json, payload: JSON.stringify({ credential: assertion }) }), 401, 'a forged passkey sign-in')
-  ok(await request({ method: 'DELETE', url: '/dashboard/session', headers: asUser }), 204, 'a dashboard user signs out')
+  }
 }
 
 /** What a statement does to the distribution: which tables, keyed by their distribution column or not. */
