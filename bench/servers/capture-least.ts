@@ -20,7 +20,8 @@ const sql = statements(db, {
       "trail_json" = json_insert("trail_json", '$[#]', json_object('created', :created, 'amount', :amount,
         'balance', :amount - m."fee_flat" - (:amount * m."fee_rate_ppm" + 999999) / 1000000,
         'fee', json_object('flat', m."fee_flat", 'rate', (:amount * m."fee_rate_ppm" + 999999) / 1000000),
-        'capture', json('true'), 'descriptor', "payments_transactions"."descriptor", 'lineId', :lineId))
+        'capture', json('true'), 'descriptor', "payments_transactions"."descriptor", 'lineId', :lineId,
+        'actor', json_object('type', 'app', 'id', :appId)))
     from "payments_merchants" as m
     where "payments_transactions"."id" = :id and m."id" = "payments_transactions"."merchant_id" and "successful" = 1
       and "amount" - "captured_amount" - "voided_amount" >= :amount

@@ -16,7 +16,7 @@ const sql = statements(db, {
   find: 'select "payments_transactions".*, "payments_merchants"."currency" as "m_currency", "payments_merchants"."fee_rate_ppm" as "m_fee_rate_ppm", "payments_merchants"."fee_flat" as "m_fee_flat", "payments_merchants"."dispute_fee" as "m_dispute_fee", exists (select "payments_merchant_apps"."app_id" from "payments_merchant_apps" where "payments_merchant_apps"."merchant_id" = "payments_transactions"."merchant_id" and "payments_merchant_apps"."app_id" = ?) as "member" from "payments_transactions" inner join "payments_merchants" on "payments_merchants"."id" = "payments_transactions"."merchant_id" where "payments_transactions"."id" = ?',
   line: 'insert into "payments_lines" ("id", "merchant_id", "test", "created", "kind", "balance", "fee", "description", "transaction_id", "amount_currency", "amount") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   balance: 'insert into "payments_balance_shards" ("merchant_id", "shard", "balance") values (?, ?, ?) on conflict ("merchant_id", "shard") do update set "balance" = "payments_balance_shards"."balance" + "excluded"."balance"',
-  trail: 'insert into "payments_trail" ("id", "transaction_id", "kind", "created", "amount", "balance", "fee_flat", "fee_rate", "descriptor", "line_id", "dispute_id", "dispute_outcome") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  trail: 'insert into "payments_trail" ("id", "transaction_id", "kind", "created", "amount", "balance", "fee_flat", "fee_rate", "descriptor", "line_id", "dispute_id", "dispute_outcome", "actor_type", "actor_id") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \'app\', ?)',
   counters: 'update "payments_transactions" set "captured_amount" = ?, "refunded_amount" = ?, "voided_amount" = ?, "disputed_amount" = ?, "lost_amount" = ? where "id" = ?',
   readTrail: 'select * from "payments_trail" where "transaction_id" = ? order by "created" asc, "id" asc',
 })
@@ -34,7 +34,7 @@ await serveCaptures(appOfKey, (appId, id, amount) =>
     const lineId = timeOrderedId()
     sql.line.run(lineId, row.merchant_id, row.test, created, 'capture', balance, row.m_fee_flat + rateFee, null, id, row.currency, amount)
     sql.balance.run(row.merchant_id, Number.parseInt(id.slice(-1), 16), balance)
-    sql.trail.run(timeOrderedId(), id, 'capture', created, amount, balance, row.m_fee_flat, rateFee, row.descriptor, lineId, null, null)
+    sql.trail.run(timeOrderedId(), id, 'capture', created, amount, balance, row.m_fee_flat, rateFee, row.descriptor, lineId, null, null, appId)
     row.captured_amount += amount
     sql.counters.run(row.captured_amount, row.refunded_amount, row.voided_amount, row.disputed_amount, row.lost_amount, id)
     return transactionJson(row, sql.readTrail.all(id) as unknown as TrailRow[])

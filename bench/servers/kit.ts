@@ -118,11 +118,14 @@ export interface TrailRow {
   fee_rate: number
   descriptor: string | null
   line_id: string | null
+  /** The app that captured (the yardsticks' captures are all an app's: no user's e-mail). */
+  actor_id: string | null
 }
 
 /** A capture's trail entry in Triad's bytes. */
 export function trailEntryJson(entry: TrailRow): string {
-  return `{"created":${JSON.stringify(entry.created)},"amount":${entry.amount},"balance":${entry.balance},"fee":{"flat":${entry.fee_flat},"rate":${entry.fee_rate}},"capture":true,"descriptor":${JSON.stringify(entry.descriptor)},"lineId":${JSON.stringify(entry.line_id)}}`
+  const actor = entry.actor_id === null ? '' : `,"actor":{"type":"app","id":${JSON.stringify(entry.actor_id)}}`
+  return `{"created":${JSON.stringify(entry.created)},"amount":${entry.amount},"balance":${entry.balance},"fee":{"flat":${entry.fee_flat},"rate":${entry.fee_rate}},"capture":true,"descriptor":${JSON.stringify(entry.descriptor)},"lineId":${JSON.stringify(entry.line_id)}${actor}}`
 }
 
 /**

@@ -10,10 +10,10 @@ const { database, apps } = config<{ database: string; apps: Record<string, strin
 const db = openSqlite(database)
 const appOfKey = new Map(Object.entries(apps))
 const select = db.prepare(
-  'select "payments_transactions".*, exists (select "payments_merchant_apps"."app_id" from "payments_merchant_apps" where "payments_merchant_apps"."merchant_id" = "payments_transactions"."merchant_id" and "payments_merchant_apps"."app_id" = ?) as "member", "payments_trail"."id" as "tr_id", "payments_trail"."kind" as "tr_kind", "payments_trail"."created" as "tr_created", "payments_trail"."amount" as "tr_amount", "payments_trail"."balance" as "tr_balance", "payments_trail"."fee_flat" as "tr_fee_flat", "payments_trail"."fee_rate" as "tr_fee_rate", "payments_trail"."descriptor" as "tr_descriptor", "payments_trail"."line_id" as "tr_line_id", "payments_trail"."dispute_id" as "tr_dispute_id", "payments_trail"."dispute_outcome" as "tr_dispute_outcome" from "payments_transactions" left join "payments_trail" on "payments_trail"."transaction_id" = "payments_transactions"."id" where "payments_transactions"."id" = ? order by "payments_trail"."created" asc, "payments_trail"."id" asc',
+  'select "payments_transactions".*, exists (select "payments_merchant_apps"."app_id" from "payments_merchant_apps" where "payments_merchant_apps"."merchant_id" = "payments_transactions"."merchant_id" and "payments_merchant_apps"."app_id" = ?) as "member", "payments_trail"."id" as "tr_id", "payments_trail"."kind" as "tr_kind", "payments_trail"."created" as "tr_created", "payments_trail"."amount" as "tr_amount", "payments_trail"."balance" as "tr_balance", "payments_trail"."fee_flat" as "tr_fee_flat", "payments_trail"."fee_rate" as "tr_fee_rate", "payments_trail"."descriptor" as "tr_descriptor", "payments_trail"."line_id" as "tr_line_id", "payments_trail"."dispute_id" as "tr_dispute_id", "payments_trail"."dispute_outcome" as "tr_dispute_outcome", "payments_trail"."actor_type" as "tr_actor_type", "payments_trail"."actor_id" as "tr_actor_id", "payments_trail"."actor_email" as "tr_actor_email" from "payments_transactions" left join "payments_trail" on "payments_trail"."transaction_id" = "payments_transactions"."id" where "payments_transactions"."id" = ? order by "payments_trail"."created" asc, "payments_trail"."id" asc',
 )
 
-type Joined = TransactionRow & { member: number; tr_id: string | null; tr_created: string; tr_amount: number; tr_balance: number; tr_fee_flat: number; tr_fee_rate: number; tr_descriptor: string | null; tr_line_id: string | null }
+type Joined = TransactionRow & { member: number; tr_id: string | null; tr_created: string; tr_amount: number; tr_balance: number; tr_fee_flat: number; tr_fee_rate: number; tr_descriptor: string | null; tr_line_id: string | null; tr_actor_id: string | null }
 
 const app = bareFastify()
 app.get('/transactions/:id', async (request, reply) => {
@@ -23,7 +23,7 @@ app.get('/transactions/:id', async (request, reply) => {
   const [first] = rows
   if (!first) return reply.code(404).send()
   if (first.member !== 1) return reply.code(403).send()
-  const trail: TrailRow[] = first.tr_id === null ? [] : rows.map((row) => ({ created: row.tr_created, amount: row.tr_amount, balance: row.tr_balance, fee_flat: row.tr_fee_flat, fee_rate: row.tr_fee_rate, descriptor: row.tr_descriptor, line_id: row.tr_line_id }))
+  const trail: TrailRow[] = first.tr_id === null ? [] : rows.map((row) => ({ created: row.tr_created, amount: row.tr_amount, balance: row.tr_balance, fee_flat: row.tr_fee_flat, fee_rate: row.tr_fee_rate, descriptor: row.tr_descriptor, line_id: row.tr_line_id, actor_id: row.tr_actor_id }))
   return reply.type('application/json; charset=utf-8').send(transactionJson(first, trail))
 })
 await serve(app)
