@@ -109,7 +109,8 @@ export async function startTracedApp(t: Cleanup, env: Record<string, string> = {
     await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(observer.db)
     await observer.destroy()
   })
-  const test = await buildTestApp(t, { database, env: { AVATAR_MOCK_TOKEN_DELAY: '0s', AVATAR_RATE_LIMIT: '0', AVATAR_OPERATOR_KEY: OPERATOR_KEY, PAYMENTS_RATE_LIMIT: '0', ...env } })
+  // Passkeys on: the scenarios run authn's passkey ceremonies.
+  const test = await buildTestApp(t, { database, env: { AVATAR_MOCK_TOKEN_DELAY: '0s', AVATAR_RATE_LIMIT: '0', AVATAR_OPERATOR_KEY: OPERATOR_KEY, PAYMENTS_RATE_LIMIT: '0', AUTHN_PASSKEY_RP_ID: 'localhost', ...env } })
   let route = ''
   test.app.addHook('onResponse', async (request) => {
     route = `${request.method} ${request.routeOptions.url ?? request.url}`

@@ -21,7 +21,7 @@ const NOT_RUN: Record<string, string> = {
 const scaling = readFileSync(new URL('../../docs/scaling.md', import.meta.url), 'utf8')
 
 test('every write transaction stays within one distribution key', { skip: testDialect !== 'postgres' && 'PostgreSQL only (the distributed engines speak its SQL): npm run test:pg', timeout: 180_000 }, async (t) => {
-  const traced = await startTracedApp(t, { AUTHN_ADMIN_EMAIL: 'admin@example.org', AUTHN_ADMIN_PASSWORD: 'correct horse battery', AUTHN_PASSKEY_RP_ID: 'localhost' })
+  const traced = await startTracedApp(t, { AUTHN_ADMIN_EMAIL: 'admin@example.org', AUTHN_ADMIN_PASSWORD: 'correct horse battery' })
   await runWriteScenarios(traced)
   // The methods authn refuses on its token routes (403 without a CSRF token, 405 with one) write nothing.
   for (const path of ['authn/login', 'authn/logout', 'authn/shortlivedtokens']) {
