@@ -7,16 +7,13 @@ import { AuthenticationCredentialSchema, CeremonyOptionsSchema, RegistrationCred
 import type { RelyingParty } from '../../../../core/security/webauthn.ts'
 import type { PaymentsConfig } from '../../config.ts'
 import { currentActor } from '../../http/auth.ts'
-import { forbidden } from '../../http/errors.ts'
 import { responses } from '../../http/route-kit.ts'
 import type { DashboardUser } from './dashboard.service.ts'
 import { SessionResponse } from './dashboard.schemas.ts'
-import { dashboardBaseUrl, fromOwnSite, replyWithSession } from './dashboard-site.ts'
+import { dashboardBaseUrl, replyWithSession, SIGN_IN_ROUTE } from './dashboard-site.ts'
 import type { DashboardPasskeys } from './passkeys.service.ts'
 
 const TAGS = ['payments', 'dashboard']
-const PUBLIC = { public: true }
-
 const PasskeySchema = Type.Object({ passkey: Type.Object({ id: Type.String({ description: 'the credential id (base64url)' }), name: Type.String(), created: Type.String({ format: 'date-time' }) }) })
 
 /** The relying party of this dashboard: its host name and origin (PAYMENTS_PUBLIC_URL, or a loopback request's own). */
@@ -75,19 +72,17 @@ export function dashboardPasskeyRoutes(passkeys: DashboardPasskeys, deps: { conf
     app.post(
       '/dashboard/passkeys/login/options',
       {
-        config: PUBLIC,
+        config: SIGN_IN_ROUTE,
         schema: { tags: TAGS, summary: 'Start signing in with a passkey: WebAuthn request options (5 minutes, once)', response: responses({ 200: CeremonyOptionsSchema }) },
       },
-      async (request, reply) => {
-        if (!fromOwnSite(request, publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
-        return reply.header('cache-control', 'no-store').send(await passkeys.loginOptions(relyingPartyOf(request, publicUrl)))
-      },
+      async (request, reply) =>
+        reply.header('cache-control', 'no-store').send(await passkeys.loginOptions(relyingPartyOf(request, publicUrl))),
     )
 
     app.post(
       '/dashboard/session/passkey',
       {
-        config: PUBLIC,
+        config: SIGN_IN_ROUTE,
         schema: {
           tags: TAGS,
           summary: "Sign in as a merchant user with a passkey (the browser's answer to the request options): sets the session cookie",
@@ -96,7 +91,6 @@ export function dashboardPasskeyRoutes(passkeys: DashboardPasskeys, deps: { conf
         },
       },
       async (request, reply) => {
-        if (!fromOwnSite(request, publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
         const credential = request.body.credential as AuthenticationResponseJSON
         return replyWithSession(request, reply, publicUrl, await passkeys.signIn(credential, relyingPartyOf(request, publicUrl)))
       },
