@@ -1884,7 +1884,7 @@ export interface paths {
         };
         /**
          * OpenID Connect sign-on: starts at the provider, and is its redirect_uri
-         * @description Switched on by AUTHN_OIDC_ISSUER; while it is off, this route answers an error naming that setting.
+         * @description Switched on by AUTHN_OIDC_ISSUER or AUTHN_OIDC_PRESET; while it is off, this route answers an error naming that setting.
          */
         get: {
             parameters: {
@@ -5245,7 +5245,7 @@ export interface paths {
         };
         /**
          * OpenID Connect sign-on: starts at the provider, and is its redirect_uri
-         * @description Switched on by AUTHN_OIDC_ISSUER; while it is off, this route answers an error naming that setting.
+         * @description Switched on by AUTHN_OIDC_ISSUER or AUTHN_OIDC_PRESET; while it is off, this route answers an error naming that setting.
          */
         get: {
             parameters: {

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest,
 export const REQUIRES_SETTING = 'x-triad-requires-setting'
 
 export interface SettingRequirement {
-  /** The variable the operator sets to turn the routes on (`AUTHN_PASSKEY_RP_ID`, `AUTHN_SHIBBOLETH=true`). */
+  /** What the operator sets to turn the routes on: a variable (`AUTHN_PASSKEY_RP_ID`, `AUTHN_SHIBBOLETH=true`) or a choice of them (`AUTHN_OIDC_ISSUER or AUTHN_OIDC_PRESET`). */
   setting: string
   /** What the routes serve, for the sentence in the document and the error: "Passkeys". */
   feature: string

@@ -47,7 +47,7 @@ export interface AuthnProviders {
 
 /** The settings that turn on authn's optional sign-on routes (docs/authn.md), as /docs names them. */
 const SWITCHES = {
-  oidc: { setting: 'AUTHN_OIDC_ISSUER', feature: 'OpenID Connect sign-on routes' },
+  oidc: { setting: 'AUTHN_OIDC_ISSUER or AUTHN_OIDC_PRESET', feature: 'OpenID Connect sign-on routes' },
   shibboleth: { setting: 'AUTHN_SHIBBOLETH=true', feature: 'Shibboleth sign-on routes' },
   passkeys: { setting: 'AUTHN_PASSKEY_RP_ID', feature: 'Passkey routes' },
   saml: { setting: 'AUTHN_SAML_PROVIDERS', feature: 'SAML sign-on routes' },

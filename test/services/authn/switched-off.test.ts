@@ -8,7 +8,7 @@ import { startAuthn } from './helpers.ts'
 // so whatever the request. CORS still comes first (it adds the headers a permitted page needs).
 
 const PASSKEYS_OFF = 'Passkey routes are switched off on this server: set AUTHN_PASSKEY_RP_ID to turn them on'
-const OIDC_OFF = 'OpenID Connect sign-on routes are switched off on this server: set AUTHN_OIDC_ISSUER to turn them on'
+const OIDC_OFF = 'OpenID Connect sign-on routes are switched off on this server: set AUTHN_OIDC_ISSUER or AUTHN_OIDC_PRESET to turn them on'
 const SHIBBOLETH_OFF = 'Shibboleth sign-on routes are switched off on this server: set AUTHN_SHIBBOLETH=true to turn them on'
 
 test('a switched-off route answers its 404 to a POST or DELETE without the CSRF pair and to an unknown token, not 403 or 401', { skip: engineIndependent }, async (t) => {
