@@ -149,7 +149,7 @@ test('sign-in refusals: unknown key 401, missing key 400, a request from another
 
 test('every route that starts a sign-in refuses a request from another site with one 403, before reading its body', async () => {
   const signInRoutes = ['/dashboard/session', '/dashboard/sign-in-link', '/dashboard/session/link', '/dashboard/passkeys/login/options', '/dashboard/session/passkey']
-  const refusal = { code: 'forbidden', message: 'Sign in from the dashboard page of this site: requests from other sites are refused' }
+  const refusal = { code: 'forbidden', message: 'Use the dashboard page of this site: requests from other sites are refused' }
   for (const url of signInRoutes) {
     for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'https://evil.example' }]) {
       // An empty body: the refusal comes before validation, so it is the same whatever is sent.

@@ -23,13 +23,13 @@ function fromOwnSite(request: FastifyRequest, publicUrl: string | undefined): bo
   }
 }
 
-/**
- * The config of a route that starts a session (or a sign-in): public, and refused unless it
- * comes from this site (`refuseOtherSites`).
- */
-export const SIGN_IN_ROUTE = { public: true, ownSiteOnly: true } as const
+/** The config of a route refused unless the request comes from this site (`refuseOtherSites`). */
+export const OWN_SITE_ONLY = { ownSiteOnly: true } as const
 
-const OTHER_SITE_REFUSAL = 'Sign in from the dashboard page of this site: requests from other sites are refused'
+/** The config of a route that starts a session (or a sign-in): public, and from this site only. */
+export const SIGN_IN_ROUTE = { public: true, ...OWN_SITE_ONLY } as const
+
+const OTHER_SITE_REFUSAL = 'Use the dashboard page of this site: requests from other sites are refused'
 
 /**
  * An `onRequest` hook for the dashboard's routes: a route whose config says `ownSiteOnly`
