@@ -1884,7 +1884,7 @@ export interface paths {
         };
         /**
          * OpenID Connect sign-on: starts at the provider, and is its redirect_uri
-         * @description Switched on by AUTHN_OIDC_ISSUER; while it is off, this route answers an error naming that setting.
+         * @description Switched on by AUTHN_OIDC_ISSUER or AUTHN_OIDC_PRESET; while it is off, this route answers an error naming that setting.
          */
         get: {
             parameters: {
@@ -5245,7 +5245,7 @@ export interface paths {
         };
         /**
          * OpenID Connect sign-on: starts at the provider, and is its redirect_uri
-         * @description Switched on by AUTHN_OIDC_ISSUER; while it is off, this route answers an error naming that setting.
+         * @description Switched on by AUTHN_OIDC_ISSUER or AUTHN_OIDC_PRESET; while it is off, this route answers an error naming that setting.
          */
         get: {
             parameters: {
@@ -13843,7 +13843,95 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** A signed-in merchant user's own passkeys: name, when added, when last used to sign in */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description oldest first (a user can add 20 at most) */
+                            passkeys: {
+                                /** @description the credential id (base64url) */
+                                id: string;
+                                name: string;
+                                /** Format: date-time */
+                                created: string;
+                                /**
+                                 * Format: date-time
+                                 * @description the last sign-in with it; absent until the first
+                                 */
+                                lastUsed?: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Validation: an array of {field, message}; processing: one {code, text, message, client, merchant} */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: the app has no access to this merchant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: a concurrent change, or an idempotency key reused with another body */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: rate limited; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+            };
+        };
         put?: never;
         /** A signed-in merchant user finishes adding a passkey: the browser's answer to the creation options */
         post: {
@@ -13893,6 +13981,11 @@ export interface paths {
                                 name: string;
                                 /** Format: date-time */
                                 created: string;
+                                /**
+                                 * Format: date-time
+                                 * @description the last sign-in with it; absent until the first
+                                 */
+                                lastUsed?: string;
                             };
                         };
                     };
@@ -13954,6 +14047,99 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/passkeys/{passkeyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** A signed-in merchant user removes one of their own passkeys (X-CSRF-Token, this site only; another user's is a 404) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the credential id (base64url) */
+                    passkeyId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description no body */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Validation: an array of {field, message}; processing: one {code, text, message, client, merchant} */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: the app has no access to this merchant */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: no such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: a concurrent change, or an idempotency key reused with another body */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description {code, message}: rate limited; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

@@ -35,7 +35,7 @@ test('/docs lists the routes behind a setting while it is off, naming the settin
   const expected = {
     '/api/authn/passkeys': ['get', 'AUTHN_PASSKEY_RP_ID'],
     '/server/api/authn/passkeys/login': ['post', 'AUTHN_PASSKEY_RP_ID'],
-    '/api/authn/oidc': ['get', 'AUTHN_OIDC_ISSUER'],
+    '/api/authn/oidc': ['get', 'AUTHN_OIDC_ISSUER or AUTHN_OIDC_PRESET'],
     '/api/authn/shibboleth': ['get', 'AUTHN_SHIBBOLETH=true'],
     '/server/saml2/authenticate/{id}': ['get', 'AUTHN_SAML_PROVIDERS'],
   } as const
@@ -50,7 +50,7 @@ test('/docs lists the routes behind a setting while it is off, naming the settin
 
   const calls = [
     ['GET', '/api/authn/passkeys', 'Passkey routes are switched off on this server: set AUTHN_PASSKEY_RP_ID to turn them on'],
-    ['GET', '/api/authn/oidc', 'OpenID Connect sign-on routes are switched off on this server: set AUTHN_OIDC_ISSUER to turn them on'],
+    ['GET', '/api/authn/oidc', 'OpenID Connect sign-on routes are switched off on this server: set AUTHN_OIDC_ISSUER or AUTHN_OIDC_PRESET to turn them on'],
     ['GET', '/server/api/authn/shibboleth', 'Shibboleth sign-on routes are switched off on this server: set AUTHN_SHIBBOLETH=true to turn them on'],
     ['GET', '/server/saml2/service-provider-metadata/uni', 'SAML sign-on routes are switched off on this server: set AUTHN_SAML_PROVIDERS to turn them on'],
     ['POST', '/server/saml2/assertion-consumer/uni', 'SAML sign-on routes are switched off on this server: set AUTHN_SAML_PROVIDERS to turn them on'],

@@ -349,7 +349,8 @@ export async function runWriteScenarios(traced: TracedApp): Promise<void> {
   ok(await request({ method: 'DELETE', url: '/dashboard/session', headers: { cookie, 'x-csrf-token': csrf } }), 204, 'dashboard sign-out')
 
   // A merchant user: a sign-in link by e-mail (sent after the answer: the request waits for the
-  // mail), followed; a passkey registration and a passkey sign-in with forged answers; sign-out.
+  // mail), followed; a passkey registration and a passkey sign-in with forged answers; a passkey
+  // removed; sign-out.
   const userEmail = 'ana@example.com'
   ok(await request({ method: 'POST', url: `/merchants/${merchant.id}/users`, headers: auth, payload: JSON.stringify({ email: userEmail }) }), 201, 'invite a dashboard user')
   const outbox = traced.test.database.db as Kysely<PaymentsTables>
@@ -375,6 +376,11 @@ export async function runWriteScenarios(traced: TracedApp): Promise<void> {
   ok(requested, 200, 'passkey login options')
   const assertion = forgedCredential((requested.json() as { challenge: string }).challenge, { authenticatorData: 'eA', signature: 'eA' })
   ok(await request({ method: 'POST', url: '/dashboard/session/passkey', headers: json, payload: JSON.stringify({ credential: assertion }) }), 401, 'a forged passkey sign-in')
+  // A passkey as a finished registration stores it (a forged one stores none), which the user removes.
+  const user = await outbox.selectFrom('payments_users').select('id').where('email', '=', userEmail).executeTakeFirstOrThrow()
+  const passkey = { id: 'c2NlbmFyaW8', user_id: user.id, name: 'Scenario', public_key: 'eA', counter: 0, transports: '[]', created: new Date(0).toISOString(), last_used: null }
+  await outbox.insertInto('payments_dashboard_passkeys').values(passkey).execute()
+  ok(await request({ method: 'DELETE', url: `/dashboard/passkeys/${passkey.id}`, headers: asUser }), 204, 'a dashboard user removes a passkey')
   ok(await request({ method: 'DELETE', url: '/dashboard/session', headers: asUser }), 204, 'a dashboard user signs out')
 }
 

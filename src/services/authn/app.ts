@@ -1,6 +1,6 @@
 import cookie from '@fastify/cookie'
 import type { FastifyInstance } from 'fastify'
-import { routesBehindSetting, type SettingRequirement } from '../../core/http/behind-setting.ts'
+import { refuseSwitchedOffRoutes, routesBehindSetting, type SettingRequirement } from '../../core/http/behind-setting.ts'
 import type { ServiceDefinition } from '../../core/service.ts'
 import { authnCommands } from './cli.ts'
 import type { AuthnConfig } from './config.ts'
@@ -47,7 +47,7 @@ export interface AuthnProviders {
 
 /** The settings that turn on authn's optional sign-on routes (docs/authn.md), as /docs names them. */
 const SWITCHES = {
-  oidc: { setting: 'AUTHN_OIDC_ISSUER', feature: 'OpenID Connect sign-on routes' },
+  oidc: { setting: 'AUTHN_OIDC_ISSUER or AUTHN_OIDC_PRESET', feature: 'OpenID Connect sign-on routes' },
   shibboleth: { setting: 'AUTHN_SHIBBOLETH=true', feature: 'Shibboleth sign-on routes' },
   passkeys: { setting: 'AUTHN_PASSKEY_RP_ID', feature: 'Passkey routes' },
   saml: { setting: 'AUTHN_SAML_PROVIDERS', feature: 'SAML sign-on routes' },
@@ -112,6 +112,9 @@ export const authnService: ServiceDefinition<AuthnConfig, AuthnProviders> = {
           installDspaceErrors(scope, () => clock.now())
           // DSpace's filter order: CORS, then CSRF, then the token; so a bad origin or CSRF pair is refused whatever the credentials.
           installCors(scope, { allowedOrigins: config.allowedOrigins })
+          // A route switched off by its setting says so (404) before CSRF and the token are judged;
+          // after CORS, which adds the headers a permitted origin's page needs to read that 404.
+          scope.addHook('onRequest', refuseSwitchedOffRoutes(authnErrors.notFound))
           installCsrf(scope, { cookiePrefix: config.csrfCookiePrefix })
           installAuthentication(scope, {
             tokens,

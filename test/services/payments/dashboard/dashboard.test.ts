@@ -147,6 +147,20 @@ test('sign-in refusals: unknown key 401, missing key 400, a request from another
   assert.equal(signedOut.json().code, 'unauthorized')
 })
 
+test('every route that starts a sign-in refuses a request from another site with one 403, before reading its body', async () => {
+  const signInRoutes = ['/dashboard/session', '/dashboard/sign-in-link', '/dashboard/session/link', '/dashboard/passkeys/login/options', '/dashboard/session/passkey']
+  const refusal = { code: 'forbidden', message: 'Use the dashboard page of this site: requests from other sites are refused' }
+  for (const url of signInRoutes) {
+    for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'https://evil.example' }]) {
+      // An empty body: the refusal comes before validation, so it is the same whatever is sent.
+      const refused = await shared.app.inject({ method: 'POST', url, headers, payload: {} })
+      assert.equal(refused.statusCode, 403, `${url} ${JSON.stringify(headers)}`)
+      assert.deepEqual(refused.json(), refusal)
+      assert.equal(refused.headers['set-cookie'], undefined)
+    }
+  }
+})
+
 test('with the cookie, reads need nothing more; a capture, refund, void or sign-out needs the CSRF token (403 without or with a wrong one)', async () => {
   const fixture = await fresh()
   const { cookie, session } = await signIn(fixture)

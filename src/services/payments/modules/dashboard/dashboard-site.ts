@@ -1,7 +1,8 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { coreError } from '../../../../core/errors/codes.ts'
 import { isLoopbackHost } from '../../../../core/http/loopback.ts'
 import { DASHBOARD_COOKIE } from '../../http/auth.ts'
+import { forbidden } from '../../http/errors.ts'
 
 // Where the dashboard's requests may come from, where the dashboard is, and its cookie's flags.
 
@@ -9,7 +10,7 @@ import { DASHBOARD_COOKIE } from '../../http/auth.ts'
  * A sign-in must come from the dashboard's own page (or from a client that is no browser):
  * another site could otherwise sign a visitor's browser in as the attacker's app.
  */
-export function fromOwnSite(request: FastifyRequest, publicUrl: string | undefined): boolean {
+function fromOwnSite(request: FastifyRequest, publicUrl: string | undefined): boolean {
   const site = request.headers['sec-fetch-site']
   if (site === 'cross-site' || site === 'same-site') return false
   const origin = request.headers.origin
@@ -19,6 +20,25 @@ export function fromOwnSite(request: FastifyRequest, publicUrl: string | undefin
     return host === request.host || (publicUrl !== undefined && host === new URL(publicUrl).host)
   } catch {
     return false
+  }
+}
+
+/** The config of a route refused unless the request comes from this site (`refuseOtherSites`). */
+export const OWN_SITE_ONLY = { ownSiteOnly: true } as const
+
+/** The config of a route that starts a session (or a sign-in): public, and from this site only. */
+export const SIGN_IN_ROUTE = { public: true, ...OWN_SITE_ONLY } as const
+
+const OTHER_SITE_REFUSAL = 'Use the dashboard page of this site: requests from other sites are refused'
+
+/**
+ * An `onRequest` hook for the dashboard's routes: a route whose config says `ownSiteOnly`
+ * answers 403 `forbidden` to a request from another site, before its body is even read.
+ */
+export function refuseOtherSites(publicUrl: string | undefined) {
+  return function refuseRequestsFromOtherSites(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
+    const ownSiteOnly = (request.routeOptions.config as { ownSiteOnly?: boolean } | undefined)?.ownSiteOnly === true
+    done(ownSiteOnly && !fromOwnSite(request, publicUrl) ? forbidden(OTHER_SITE_REFUSAL) : undefined)
   }
 }
 

@@ -7,13 +7,12 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import type { Clock } from '../../../../core/clock.ts'
 import type { PaymentsConfig } from '../../config.ts'
 import { DASHBOARD_COOKIE, dashboardToken } from '../../http/auth.ts'
-import { forbidden } from '../../http/errors.ts'
 import { pickLocale } from '../../http/locale.ts'
 import { EmptyBody, responses } from '../../http/route-kit.ts'
 import { FollowLinkBody, LinkRequestBody, LinkRequestResponse, PageQuery, SessionResponse, SignInBody } from './dashboard.schemas.ts'
 import type { DashboardService } from './dashboard.service.ts'
 import { renderDashboardPage } from './dashboard.view.ts'
-import { dashboardBaseUrl, fromOwnSite, replyWithSession, sessionCookieOptions } from './dashboard-site.ts'
+import { dashboardBaseUrl, refuseOtherSites, replyWithSession, SIGN_IN_ROUTE, sessionCookieOptions } from './dashboard-site.ts'
 import type { SignInLinks } from './sign-in-links.ts'
 import { dashboardPasskeyRoutes } from './passkeys.routes.ts'
 import type { DashboardPasskeys } from './passkeys.service.ts'
@@ -46,6 +45,8 @@ export function dashboardRoutes(
     const app = scope.withTypeProvider<TypeBoxTypeProvider>()
     // Only these routes set or clear the session cookie (the auth hook reads it: http/auth.ts).
     await app.register(cookie)
+    // Before any route, the passkeys' included, so that every SIGN_IN_ROUTE gets it.
+    app.addHook('onRequest', refuseOtherSites(deps.config.publicUrl))
     await app.register(dashboardPasskeyRoutes(deps.passkeys, { config: deps.config }))
 
     await app.register(async (assets) => {
@@ -76,7 +77,7 @@ export function dashboardRoutes(
     app.post(
       '/dashboard/session',
       {
-        config: PUBLIC,
+        config: SIGN_IN_ROUTE,
         schema: {
           tags: TAGS,
           summary: 'Sign in to the dashboard with an API key: sets the HttpOnly session cookie and answers the CSRF token',
@@ -84,16 +85,14 @@ export function dashboardRoutes(
           response: responses({ 201: SessionResponse }),
         },
       },
-      async (request, reply) => {
-        if (!fromOwnSite(request, deps.config.publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
-        return replyWithSession(request, reply, deps.config.publicUrl, await sessions.signIn(request.body.key))
-      },
+      async (request, reply) =>
+        replyWithSession(request, reply, deps.config.publicUrl, await sessions.signIn(request.body.key)),
     )
 
     app.post(
       '/dashboard/sign-in-link',
       {
-        config: PUBLIC,
+        config: SIGN_IN_ROUTE,
         schema: {
           tags: TAGS,
           summary: "A merchant user asks for a one-time sign-in link by e-mail (the same 202 whether or not the address is a user's)",
@@ -102,7 +101,6 @@ export function dashboardRoutes(
         },
       },
       async (request, reply) => {
-        if (!fromOwnSite(request, deps.config.publicUrl)) throw forbidden('Ask for a link from the dashboard page of this site')
         const locale = pickLocale(request.body.lang, request.headers['accept-language'])
         await deps.links.request({ email: request.body.email, ip: request.ip, baseUrl: dashboardBaseUrl(request, deps.config.publicUrl), locale })
         return reply.code(202).header('cache-control', 'no-store').send({ linkLifetimeMinutes: Math.round(deps.config.dashboardLinks.ttlMs / 60_000) })
@@ -112,7 +110,7 @@ export function dashboardRoutes(
     app.post(
       '/dashboard/session/link',
       {
-        config: PUBLIC,
+        config: SIGN_IN_ROUTE,
         schema: {
           tags: TAGS,
           summary: 'Sign in as a merchant user with the token of an e-mailed link (once): sets the HttpOnly session cookie and answers the CSRF token',
@@ -120,10 +118,8 @@ export function dashboardRoutes(
           response: responses({ 201: SessionResponse }),
         },
       },
-      async (request, reply) => {
-        if (!fromOwnSite(request, deps.config.publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
-        return replyWithSession(request, reply, deps.config.publicUrl, await deps.links.follow(request.body.token))
-      },
+      async (request, reply) =>
+        replyWithSession(request, reply, deps.config.publicUrl, await deps.links.follow(request.body.token)),
     )
 
     app.get(

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 
 export const PageQuery = Type.Object(
   { lang: Type.Optional(Type.String({ maxLength: 35, description: 'en or da (default: the first language of Accept-Language)' })) },
@@ -34,4 +34,23 @@ export const SessionResponse = Type.Object({
     expires: Type.String({ format: 'date-time' }),
     csrfToken: Type.String({ description: 'send it in X-CSRF-Token with every POST, PUT and DELETE made with the session cookie' }),
   }),
+})
+
+/** A merchant user's passkey as the dashboard shows it (never its public key or counter). */
+const PasskeySchema = Type.Object({
+  id: Type.String({ description: 'the credential id (base64url)' }),
+  name: Type.String(),
+  created: Type.String({ format: 'date-time' }),
+  lastUsed: Type.Optional(Type.String({ format: 'date-time', description: 'the last sign-in with it; absent until the first' })),
+})
+export type PasskeyDto = Static<typeof PasskeySchema>
+
+export const PasskeyResponse = Type.Object({ passkey: PasskeySchema })
+
+export const PasskeysResponse = Type.Object({
+  passkeys: Type.Array(PasskeySchema, { description: 'oldest first (a user can add 20 at most)' }),
+})
+
+export const PasskeyParams = Type.Object({
+  passkeyId: Type.String({ minLength: 1, maxLength: 1400, pattern: '^[A-Za-z0-9_-]+$', description: 'the credential id (base64url)' }),
 })

@@ -2,6 +2,7 @@ import { currencyExponents } from '../../../../core/money.ts'
 import { documentHead, escapeHtml, scriptJson } from '../../http/html.ts'
 import { INTL_LOCALE, type Locale } from '../../http/locale.ts'
 import { MESSAGES, type Messages } from './dashboard.i18n.ts'
+import { renderPasskeysSection } from './passkeys.view.ts'
 
 /** What the page needs besides its words: the server's today (UTC), so "today" is the server's. */
 interface PageContext {
@@ -174,6 +175,7 @@ export function renderDashboardPage(context: PageContext): string {
     <section id="webhooks" class="card" aria-labelledby="webhooks-title">
       <h2 id="webhooks-title">${e('webhooksTitle')}</h2>${table('endpoints-table', 'endpoints', ['endpoint', 'events', 'status', 'created'])}${table('failed-table', 'failedDeliveries', ['event', 'created', 'endpoint', 'attempts', 'lastError'])}
     </section>
+${renderPasskeysSection(e)}
   </div>
 </main>
 <script type="application/json" id="dashboard-config">${scriptJson(config)}</script>

@@ -19,6 +19,12 @@ export async function listPasskeysOf(db: PaymentsDb, userId: string): Promise<Da
   return rows.map((row) => ({ ...row, counter: Number(row.counter) }))
 }
 
+/** Deletes the passkey if it is this user's; answers whether it did (another user's is left alone). */
+export async function deletePasskeyOf(db: PaymentsDb, userId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('payments_dashboard_passkeys').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst()
+  return Number(result.numDeletedRows) > 0
+}
+
 /** Records a sign-in with the passkey; the counter moves only forward (two racing sign-ins with one counter value count once). */
 export async function recordPasskeyUse(db: PaymentsDb, id: string, previousCounter: number, counter: number, now: string): Promise<boolean> {
   const result = await db

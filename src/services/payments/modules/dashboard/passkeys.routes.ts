@@ -7,18 +7,13 @@ import { AuthenticationCredentialSchema, CeremonyOptionsSchema, RegistrationCred
 import type { RelyingParty } from '../../../../core/security/webauthn.ts'
 import type { PaymentsConfig } from '../../config.ts'
 import { currentActor } from '../../http/auth.ts'
-import { forbidden } from '../../http/errors.ts'
-import { responses } from '../../http/route-kit.ts'
+import { EmptyBody, responses } from '../../http/route-kit.ts'
 import type { DashboardUser } from './dashboard.service.ts'
-import { SessionResponse } from './dashboard.schemas.ts'
-import { dashboardBaseUrl, fromOwnSite, replyWithSession } from './dashboard-site.ts'
+import { PasskeyParams, PasskeyResponse, PasskeysResponse, SessionResponse } from './dashboard.schemas.ts'
+import { dashboardBaseUrl, OWN_SITE_ONLY, replyWithSession, SIGN_IN_ROUTE } from './dashboard-site.ts'
 import type { DashboardPasskeys } from './passkeys.service.ts'
 
 const TAGS = ['payments', 'dashboard']
-const PUBLIC = { public: true }
-
-const PasskeySchema = Type.Object({ passkey: Type.Object({ id: Type.String({ description: 'the credential id (base64url)' }), name: Type.String(), created: Type.String({ format: 'date-time' }) }) })
-
 /** The relying party of this dashboard: its host name and origin (PAYMENTS_PUBLIC_URL, or a loopback request's own). */
 function relyingPartyOf(request: FastifyRequest, publicUrl: string | undefined): RelyingParty {
   const base = new URL(dashboardBaseUrl(request, publicUrl))
@@ -34,8 +29,9 @@ function currentUser(request: FastifyRequest): DashboardUser {
 
 /**
  * Passkeys of merchant users (issue 30): a signed-in user registers one (options, then the
- * browser's answer, with the session cookie and its CSRF token), and signs in with it later
- * (options, then the browser's answer: the same session cookie as an e-mailed link gives).
+ * browser's answer, with the session cookie and its CSRF token), lists and removes their own,
+ * and signs in with one later (options, then the browser's answer: the same session cookie as
+ * an e-mailed link gives).
  */
 export function dashboardPasskeyRoutes(passkeys: DashboardPasskeys, deps: { config: PaymentsConfig }): FastifyPluginAsync {
   const publicUrl = deps.config.publicUrl
@@ -61,7 +57,7 @@ export function dashboardPasskeyRoutes(passkeys: DashboardPasskeys, deps: { conf
           tags: TAGS,
           summary: "A signed-in merchant user finishes adding a passkey: the browser's answer to the creation options",
           body: Type.Object({ name: Type.Optional(Type.String({ maxLength: 100 })), credential: RegistrationCredentialSchema }),
-          response: responses({ 201: PasskeySchema }),
+          response: responses({ 201: PasskeyResponse }),
         },
       },
       async (request, reply) => {
@@ -72,22 +68,49 @@ export function dashboardPasskeyRoutes(passkeys: DashboardPasskeys, deps: { conf
       },
     )
 
+    app.get(
+      '/dashboard/passkeys',
+      {
+        schema: {
+          tags: TAGS,
+          summary: "A signed-in merchant user's own passkeys: name, when added, when last used to sign in",
+          response: responses({ 200: PasskeysResponse }),
+        },
+      },
+      async (request, reply) => reply.header('cache-control', 'no-store').send({ passkeys: await passkeys.list(currentUser(request)) }),
+    )
+
+    app.delete(
+      '/dashboard/passkeys/:passkeyId',
+      {
+        config: OWN_SITE_ONLY,
+        schema: {
+          tags: TAGS,
+          summary: "A signed-in merchant user removes one of their own passkeys (X-CSRF-Token, this site only; another user's is a 404)",
+          params: PasskeyParams,
+          response: responses({ 204: EmptyBody }),
+        },
+      },
+      async (request, reply) => {
+        await passkeys.remove(currentUser(request), request.params.passkeyId)
+        return reply.code(204).send()
+      },
+    )
+
     app.post(
       '/dashboard/passkeys/login/options',
       {
-        config: PUBLIC,
+        config: SIGN_IN_ROUTE,
         schema: { tags: TAGS, summary: 'Start signing in with a passkey: WebAuthn request options (5 minutes, once)', response: responses({ 200: CeremonyOptionsSchema }) },
       },
-      async (request, reply) => {
-        if (!fromOwnSite(request, publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
-        return reply.header('cache-control', 'no-store').send(await passkeys.loginOptions(relyingPartyOf(request, publicUrl)))
-      },
+      async (request, reply) =>
+        reply.header('cache-control', 'no-store').send(await passkeys.loginOptions(relyingPartyOf(request, publicUrl))),
     )
 
     app.post(
       '/dashboard/session/passkey',
       {
-        config: PUBLIC,
+        config: SIGN_IN_ROUTE,
         schema: {
           tags: TAGS,
           summary: "Sign in as a merchant user with a passkey (the browser's answer to the request options): sets the session cookie",
@@ -96,7 +119,6 @@ export function dashboardPasskeyRoutes(passkeys: DashboardPasskeys, deps: { conf
         },
       },
       async (request, reply) => {
-        if (!fromOwnSite(request, publicUrl)) throw forbidden('Sign in from the dashboard page of this site')
         const credential = request.body.credential as AuthenticationResponseJSON
         return replyWithSession(request, reply, publicUrl, await passkeys.signIn(credential, relyingPartyOf(request, publicUrl)))
       },

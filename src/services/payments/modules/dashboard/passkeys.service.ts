@@ -10,14 +10,19 @@ import { isUniqueViolation } from '../../../../core/db/errors.ts'
 import { coreError } from '../../../../core/errors/codes.ts'
 import { hashSecretToken } from '../../../../core/security/secret-token.ts'
 import { CEREMONY_TIMEOUT_MS, creationOptions, type RelyingParty, requestOptions, signedChallenge, type StoredCredential, verifyAssertion, verifyCreation } from '../../../../core/security/webauthn.ts'
-import { fieldError } from '../../http/errors.ts'
+import { fieldError, notFound } from '../../http/errors.ts'
 import type { DashboardChallengesTable, DashboardPasskeysTable, PaymentsDb } from '../../tables.ts'
 import { findMemberUser } from './dashboard.repository.ts'
+import type { PasskeyDto } from './dashboard.schemas.ts'
 import type { DashboardService, DashboardUser } from './dashboard.service.ts'
 import * as repo from './passkeys.repository.ts'
 
 const MAX_PASSKEYS = 20
 const RP_NAME = 'Triad Payments'
+
+function toPasskeyDto(row: DashboardPasskeysTable): PasskeyDto {
+  return { id: row.id, name: row.name, created: row.created, ...(row.last_used === null ? {} : { lastUsed: row.last_used }) }
+}
 
 function credentialOf(row: DashboardPasskeysTable): StoredCredential {
   return { id: row.id, publicKey: row.public_key, counter: row.counter, transports: JSON.parse(row.transports) as AuthenticatorTransport[] }
@@ -83,7 +88,20 @@ export function createDashboardPasskeys(deps: { db: PaymentsDb; clock: Clock; se
         if (isUniqueViolation(error)) throw coreError('conflict', 'This passkey is already registered')
         throw error
       }
-      return { id: row.id, name: row.name, created: row.created }
+      return toPasskeyDto(row)
+    },
+
+    /** The user's own passkeys, oldest first (at most MAX_PASSKEYS exist). */
+    async list(user: DashboardUser): Promise<PasskeyDto[]> {
+      return (await repo.listPasskeysOf(db, user.id)).map(toPasskeyDto)
+    },
+
+    /**
+     * Removes one of the user's passkeys: it signs nobody in any more. Another user's passkey is
+     * the same 404 as an unknown one. Sessions it started stay until they end or are signed out.
+     */
+    async remove(user: DashboardUser, id: string): Promise<void> {
+      if (!(await repo.deletePasskeyOf(db, user.id, id))) throw notFound('Passkey')
     },
 
     async loginOptions(rp: RelyingParty): Promise<PublicKeyCredentialRequestOptionsJSON> {

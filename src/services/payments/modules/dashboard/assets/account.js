@@ -2,6 +2,7 @@
 import { api, query } from './api.js'
 import { loadDisputes } from './disputes.js'
 import { $, announce, fill, show, t } from './page.js'
+import { showPasskeys } from './passkeys.js'
 import { showSignIn } from './session.js'
 import { state } from './state.js'
 import { closeDetail } from './transaction-detail.js'
@@ -26,6 +27,7 @@ export async function enterDashboard() {
   $('link-error').hidden = true
   $('who').textContent = fill(t.signedInAs, { who: whoText(state.session) })
   show('add-passkey', Boolean(state.session.user) && window.TriadWebAuthn.supported)
+  showPasskeys()
   $('no-merchants').textContent = state.session.user ? t.noMerchantsUser : t.noMerchants
   const merchants = await api('GET', '/identities/' + encodeURIComponent(identityOf(state.session)) + '/merchants?' + query({ limit: 100 }))
   state.merchants = merchants

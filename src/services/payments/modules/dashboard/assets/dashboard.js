@@ -19,6 +19,7 @@ import './transaction-detail.js'
 import './transaction-actions.js'
 import './disputes.js'
 import './webhooks.js'
+import './passkeys.js'
 
 const signedIn = state.linkToken !== null ? Promise.reject(new Error('a sign-in link to follow')) : api('GET', '/dashboard/session')
 signedIn

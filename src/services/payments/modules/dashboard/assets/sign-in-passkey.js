@@ -3,6 +3,7 @@
 import { enterDashboard } from './account.js'
 import { api, ApiError } from './api.js'
 import { $, announce, fill, show, t } from './page.js'
+import { loadPasskeys } from './passkeys.js'
 import { state } from './state.js'
 
 function passkeyFailure(failure, refusedText) {
@@ -34,6 +35,7 @@ $('add-passkey').addEventListener('click', async function () {
     const credential = await window.TriadWebAuthn.create(options)
     await api('POST', '/dashboard/passkeys', { credential: credential })
     announce(t.passkeyAdded)
+    loadPasskeys()
   } catch (failure) {
     // A 401 has already taken the person back to the sign-in form.
     if (!(failure instanceof ApiError && failure.status === 401)) announce(passkeyFailure(failure, t.errSessionEnded))
