@@ -4,7 +4,7 @@ import { VAD_SAMPLE_RATE } from './turn-detector.ts'
 // The microphone's binary frames in each encoding `voice.start` accepts, made into what the turn
 // detector reads: 16 kHz mono floats (docs/avatar-protocol.md, "Voice mode").
 
-export const ENCODINGS = ['pcm16', 'opus'] as const
+const ENCODINGS = ['pcm16', 'opus'] as const
 export type Encoding = (typeof ENCODINGS)[number]
 
 /** One second of 16-bit 16 kHz audio: the largest PCM frame. */
@@ -84,7 +84,7 @@ function frameSamples48k(config: number): number {
  * section 3.2), or undefined when it holds no frame or more than 120 ms. The rest of its
  * structure is libopus's to check.
  */
-export function opusPacketSamples(packet: Uint8Array): number | undefined {
+function opusPacketSamples(packet: Uint8Array): number | undefined {
   const perFrame = frameSamples48k(packet[0] >> 3) / 3
   const code = packet[0] & 3
   if (code !== 3) return (code === 0 ? 1 : 2) * perFrame
