@@ -544,7 +544,7 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
       for (const [index, atMs] of turn.atMs.entries()) assert.ok(Math.abs(atMs - pcm.atMs[index]) <= 100, `${turn.name}: vad at ${turn.atMs}, PCM at ${pcm.atMs}`)
       assert.ok(Math.abs(turn.heardMs - pcm.heardMs) <= 150, `${turn.name}: ${turn.heardMs} ms heard, PCM ${pcm.heardMs} ms`)
     }
-    // libopus at 24 kb/s: about a tenth of PCM's 32 kB/s (the figure is in docs/avatar-protocol.md).
+    // libopus at 24 kb/s against PCM's 32 kB/s (the figure of the 20 ms case is in docs/avatar-protocol.md).
     assert.equal(pcm.bytesPerSecond, 32_000)
     for (const turn of opus) assert.ok(turn.bytesPerSecond < pcm.bytesPerSecond / 5, `${turn.name}: ${turn.bytesPerSecond} B/s`)
     t.diagnostic(`bytes per second of audio sent: ${turns.map((turn) => `${turn.name} ${turn.bytesPerSecond}`).join(', ')}`)
