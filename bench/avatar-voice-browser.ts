@@ -9,8 +9,9 @@
 // with), the arrival of vad speaking:false, of the final transcript, of the first token
 // and of the first audio frame, and the time the page scheduled the first reply sample to play.
 // A turn that ended at a pause inside a recording (Silero heard 200 ms of silence there) has no
-// speech end in the file to measure from: it is counted, not timed. The baseline of the same run: the per-turn pocketsphinx_continuous process
-// (AVATAR_ASR_POCKETSPHINX_STREAMING=false).
+// speech end in the file to measure from: it is counted, not timed. The baselines of the same run: the
+// reply started at the end of the turn instead of at the pause (AVATAR_VOICE_PREEMPTIVE=false), and
+// the per-turn pocketsphinx_continuous process (AVATAR_ASR_POCKETSPHINX_STREAMING=false).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -94,12 +95,15 @@ async function measure(label: string, env: Record<string, string>, runs: number)
 
 try {
   console.log(`load average at the start: ${loadavg().map((load) => load.toFixed(1)).join(' ')} (on ${availableParallelism()} cores)`)
-  const resident = await measure('resident decoder (recognition while speaking)', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'true' }, repeats)
-  const perTurn = await measure('baseline: pocketsphinx_continuous per turn', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'false' }, 1)
+  const resident = await measure('resident decoder, preemptive replies (the defaults)', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'true', AVATAR_VOICE_PREEMPTIVE: 'true' }, repeats)
+  const atEnd = await measure('baseline: resident decoder, the reply started at the end of the turn', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'true', AVATAR_VOICE_PREEMPTIVE: 'false' }, repeats)
+  const perTurn = await measure('baseline: pocketsphinx_continuous per turn', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'false', AVATAR_VOICE_PREEMPTIVE: 'false' }, 1)
   console.log(`load average at the end: ${loadavg().map((load) => load.toFixed(1)).join(' ')}`)
-  if (resident.length > 0 && perTurn.length > 0) {
-    console.log(`voice to voice, resident / per-turn process: p50 ${(quantile(resident, 0.5) / quantile(perTurn, 0.5)).toFixed(2)}, p95 ${(quantile(resident, 0.95) / quantile(perTurn, 0.95)).toFixed(2)}`)
+  const ratio = (name: string, of: number[], to: number[]) => {
+    if (of.length > 0 && to.length > 0) console.log(`voice to voice, ${name}: p50 ${(quantile(of, 0.5) / quantile(to, 0.5)).toFixed(2)}, p95 ${(quantile(of, 0.95) / quantile(to, 0.95)).toFixed(2)}`)
   }
+  ratio('preemptive / started at the end of the turn', resident, atEnd)
+  ratio('preemptive / per-turn process', resident, perTurn)
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }

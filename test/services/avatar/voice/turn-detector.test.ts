@@ -82,6 +82,32 @@ describe('the Silero turn detector', { skip: engineIndependent }, () => {
     assert.ok(turns.every((turn) => turn.length / 16000 <= 2.4), turns.map((turn) => turn.length / 16000).join())
   })
 
+  it('tells the first speech frame, a pause of pauseMs inside the turn, speech resuming after it, and the pause that ends the turn', async () => {
+    const at: Record<string, number[]> = {}
+    const note = (name: string) => (atMs: number) => (at[name] ??= []).push(atMs)
+    const audio = Buffer.concat([silencePcm(300), hello, silencePcm(250), hello, silencePcm(1000)])
+    const { events } = await detect(audio, {
+      endOfTurnMs: 400,
+      pauseMs: 200,
+      onSpeechStart: note('start'),
+      onPause: note('pause'),
+      onSpeechResumed: note('resumed'),
+      onTurn: (_turn, atMs) => note('turn')(atMs),
+    })
+    assert.deepEqual(events, ['speech'])
+    // One speech start, before the speech is confirmed; a pause in the 250 ms gap that speech
+    // then ends, and the last pause 200 ms into the final silence, 200 ms before the turn ends.
+    assert.equal(at.start?.length, 1)
+    assert.ok(at.start[0] >= 300 && at.start[0] < 600, `speech started at ${at.start}`)
+    assert.equal(at.resumed?.length, (at.pause?.length ?? 0) - 1, JSON.stringify(at))
+    const lastPause = at.pause.at(-1) ?? 0
+    assert.equal(at.turn?.length, 1)
+    assert.ok(Math.abs(at.turn[0] - lastPause - 200) <= 32, `paused at ${lastPause}, turn at ${at.turn}`)
+    // (32 bytes of 16 kHz 16-bit audio a millisecond.)
+    const gapStart = 300 + hello.length / 32
+    assert.ok(at.pause.some((ms) => ms > gapStart && ms < gapStart + 350), `a pause in the gap from ${gapStart} ms: ${at.pause}`)
+  })
+
   it('makes a turn of speech cut short by end() (push-to-talk released), and none on close()', async () => {
     const cut = Buffer.concat([silencePcm(300), hello])
     assert.deepEqual((await detect(cut, {}, 'end')).events, ['speech', 'turn'])
