@@ -1,6 +1,7 @@
 // Voice mode of the avatar page: the microphone streams to /ws (16 kHz 16-bit PCM, 20 ms
-// frames; or Opus packets where asked for and WebCodecs can, opus-encoder.js), the server answers with vad, transcripts, tokens and the reply's sentences as audio
-// with their viseme timelines (docs/avatar-protocol.md, "Voice mode"). The sentences are
+// frames; or Opus packets where asked for and WebCodecs can, opus-encoder.js), the server
+// answers with vad, transcripts, tokens and the reply's sentences as audio with their viseme
+// timelines (docs/avatar-protocol.md, "Voice mode"). The sentences are
 // scheduled back to back on one AudioContext, so they play without gaps, and the mouth reads the
 // timeline of the one playing. Hands-free listens until turned off; push-to-talk sends audio
 // only while the button (or Space on it) is held.
