@@ -89,11 +89,12 @@ async function oneTurn(url: string, speech: Buffer, session: string): Promise<Tu
 
 /**
  * Barge-in: once the first sentence of a reply has arrived, the person speaks again (real time).
- * From the send of the frame holding the first audible sample of that speech: `vad` speaking:true
- * (the detector needs minSpeechMs of speech, 250 ms by default) and `interrupted`. Undefined when
+ * From the send of the frame holding the first audible sample of that speech: `paused` (the
+ * first frame heard as speech: the page stops playing), `vad` speaking:true (the detector needs
+ * minSpeechMs of speech, 250 ms by default) and `interrupted`. Undefined when
  * the reply had ended (done) before the speech was heard.
  */
-async function oneBargeIn(url: string, speech: Buffer, again: Buffer, session: string): Promise<{ heard: number; interrupted: number } | undefined> {
+async function oneBargeIn(url: string, speech: Buffer, again: Buffer, session: string): Promise<{ paused: number; heard: number; interrupted: number } | undefined> {
   const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/ws?session_id=${session}`)
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
   const seen: Record<string, number> = {}
@@ -127,7 +128,7 @@ async function oneBargeIn(url: string, speech: Buffer, again: Buffer, session: s
   }
   socket.close()
   if (seen.interrupted === undefined) return undefined
-  return { heard: seen.bargeVad - onsetAt, interrupted: seen.interrupted - onsetAt }
+  return { paused: seen.paused - onsetAt, heard: seen.bargeVad - onsetAt, interrupted: seen.interrupted - onsetAt }
 }
 
 const quantile = (values: number[], q: number) => {
@@ -181,26 +182,33 @@ async function measure(key: string, label: string, env: Record<string, string>):
 
 console.log(`load average at the start: ${loadavg().map((load) => load.toFixed(1)).join(' ')} (on ${availableParallelism()} cores)`)
 // The baseline of the same run: one pocketsphinx_continuous process per turn, at its end.
-const streaming = await measure('resident', 'resident decoder (recognition while speaking)', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'true' })
-const batch = await measure('process', 'baseline: pocketsphinx_continuous per turn', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'false' })
+const streaming = await measure('resident', 'resident decoder, preemptive replies (the defaults)', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'true', AVATAR_VOICE_PREEMPTIVE: 'true' })
+const atEnd = await measure('at-end', 'baseline: resident decoder, the reply started at the end of the turn', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'true', AVATAR_VOICE_PREEMPTIVE: 'false' })
+const batch = await measure('process', 'baseline: pocketsphinx_continuous per turn', { AVATAR_ASR_POCKETSPHINX_STREAMING: 'false', AVATAR_VOICE_PREEMPTIVE: 'false' })
 console.log(`load average at the end: ${loadavg().map((load) => load.toFixed(1)).join(' ')}`)
-console.log(
-  `voice-to-first-audio, resident / per-turn process: p50 ${(quantile(streaming, 0.5) / quantile(batch, 0.5)).toFixed(2)}, p95 ${(quantile(streaming, 0.95) / quantile(batch, 0.95)).toFixed(2)}\n`,
-)
+const ratio = (name: string, of: number[], to: number[]) =>
+  console.log(`voice-to-first-audio, ${name}: p50 ${(quantile(of, 0.5) / quantile(to, 0.5)).toFixed(2)}, p95 ${(quantile(of, 0.95) / quantile(to, 0.95)).toFixed(2)}`)
+ratio('preemptive / started at the end of the turn', streaming, atEnd)
+ratio('preemptive / per-turn process', streaming, batch)
+console.log()
 
 // Barge-in needs a reply still being spoken when the person speaks again: the mock writes slowly here.
 const slow = await startTriad({ TRIAD_SERVICES: 'avatar', AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx', AVATAR_MOCK_TOKEN_DELAY: '300ms' })
 try {
   const [speech, again] = await speechPcm(['Hello avatar, how are you today?', 'Wait, stop please.'])
-  const stops: Array<{ heard: number; interrupted: number }> = []
+  const stops: Array<{ paused: number; heard: number; interrupted: number }> = []
   for (let round = 0; round < (smoke ? 1 : repeats * 3); round++) {
     const stop = await oneBargeIn(slow.url, speech, again, `bench-barge-${round}`)
     if (stop) stops.push(stop)
-    console.log(stop ? `barge-in: speech heard ${stop.heard.toFixed(0)} ms after its onset, interrupted ${stop.interrupted.toFixed(0)} ms` : 'barge-in: the reply had ended first')
+    console.log(
+      stop
+        ? `barge-in: paused ${stop.paused.toFixed(0)} ms after the onset of the speech, speech confirmed ${stop.heard.toFixed(0)} ms, interrupted ${stop.interrupted.toFixed(0)} ms`
+        : 'barge-in: the reply had ended first',
+    )
   }
   if (stops.length > 0) {
     console.log(`\nbarge-in over ${stops.length} (ms after the onset of the speech over the reply; minSpeechMs 250):`)
-    for (const stage of ['heard', 'interrupted'] as const) {
+    for (const stage of ['paused', 'heard', 'interrupted'] as const) {
       const values = stops.map((stop) => stop[stage])
       console.log(`  ${stage.padEnd(11)} p50 ${quantile(values, 0.5).toFixed(0).padStart(5)}  p95 ${quantile(values, 0.95).toFixed(0).padStart(5)}`)
     }

@@ -12,7 +12,7 @@ import type { LlmPort, LlmRequest } from '../../../../src/services/avatar/provid
 import { createFakeTtsProvider } from '../../../../src/services/avatar/providers/tts/tts.fake.ts'
 import type { TtsProvider } from '../../../../src/services/avatar/providers/tts/tts.port.ts'
 import { VISEMES } from '../../../../src/services/avatar/modules/speech/index.ts'
-import { engineIndependent } from '../../../helpers/build-app.ts'
+import { type Cleanup, engineIndependent, type TestAppOptions } from '../../../helpers/build-app.ts'
 import { buildAvatarApp } from '../helpers.ts'
 import { framesOf, noisePcm, opusPackets, RATE, silencePcm, speechPcm } from './audio.ts'
 
@@ -96,6 +96,14 @@ async function storedMessages(app: { inject: (options: { method: 'GET'; url: str
     if ((body.messages?.length ?? 0) >= count || attempt >= 1500) return body.messages ?? []
     await sleep(10)
   }
+}
+
+/** An app with the given providers, listening, and a client on `sessionId` that has sent `voice.start` with `start`. */
+async function voiceClient(t: Cleanup, avatar: NonNullable<TestAppOptions['deps']>['avatar'], sessionId: string, start: Record<string, unknown> = { endOfTurnMs: 300 }) {
+  const { app } = await buildAvatarApp(t, { deps: { avatar } })
+  const client = await openClient(await app.listen({ port: 0, host: '127.0.0.1' }), sessionId)
+  client.send({ type: 'voice.start', sampleRate: 16000, ...start })
+  return { app, client }
 }
 
 const is = (type: string, extra: (frame: Frame) => boolean = () => true) => (frame: Frame) => frame.type === type && extra(frame)
@@ -331,10 +339,7 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     const asr = createFakeAsrProvider({ text: 'tell me a story' })
     const tts = createFakeTtsProvider()
     const { model, state } = gatedModel(['[emotion:happy][action:speak] Once upon a time.', ' There was'], [' a fox.'])
-    const { app } = await buildAvatarApp(t, { deps: { avatar: { llm: model, asr, tts } } })
-    const base = await app.listen({ port: 0, host: '127.0.0.1' })
-    const client = await openClient(base, 'voice-barge')
-    client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 300 })
+    const { app, client } = await voiceClient(t, { llm: model, asr, tts }, 'voice-barge', { endOfTurnMs: 300 })
     client.speak(Buffer.concat([silencePcm(200), hello, silencePcm(1200)]))
     await client.waitFor(is('audio'), 'the first sentence')
     const from = client.frames.length
@@ -447,10 +452,7 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     // The guess at each pause is the first word only: never the whole transcript.
     const asr = createFakeAsrProvider({ text: 'hello avatar', streaming: true })
     const llm = createFakeLlm({ pieces: ['[emotion:happy][action:wave] Hi', ' you.'] })
-    const { app } = await buildAvatarApp(t, { deps: { avatar: { llm, asr, tts: createFakeTtsProvider() } } })
-    const base = await app.listen({ port: 0, host: '127.0.0.1' })
-    const client = await openClient(base, 'voice-preempt-dropped')
-    client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 300 })
+    const { app, client } = await voiceClient(t, { llm, asr, tts: createFakeTtsProvider() }, 'voice-preempt-dropped', { endOfTurnMs: 300 })
     // A 250 ms pause inside the turn (a reply starts after 150 ms of it, then the person goes on), then the end.
     await client.speakInRealTime(Buffer.concat([silencePcm(200), hello, silencePcm(250), weather, silencePcm(700)]))
     await client.waitFor(is('done'), 'done')
@@ -471,10 +473,7 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
   it('pauses at a sound over the reply and resumes when it is too short to be speech (a cough): the reply goes on whole', async (t) => {
     const asr = createFakeAsrProvider({ text: 'tell me a story' })
     const { model, release } = gatedModel(['[emotion:happy][action:speak] Once upon a time.', ' There was'], [' a fox.'])
-    const { app } = await buildAvatarApp(t, { deps: { avatar: { llm: model, asr, tts: createFakeTtsProvider() } } })
-    const base = await app.listen({ port: 0, host: '127.0.0.1' })
-    const client = await openClient(base, 'voice-cough')
-    client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 300, minSpeechMs: 600 })
+    const { app, client } = await voiceClient(t, { llm: model, asr, tts: createFakeTtsProvider() }, 'voice-cough', { endOfTurnMs: 300, minSpeechMs: 600 })
     client.speak(Buffer.concat([silencePcm(200), hello, silencePcm(1200)]))
     // (hello is 600 ms of speech and more; "ah" is not.)
     await client.waitFor(is('audio'), 'the first sentence')
@@ -499,10 +498,7 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
   it('is interrupted while the page still plays a reply the server has finished sending, and stores the sentences that had started playing', async (t) => {
     // Each sentence plays for a second or more (the fake speaks 60 ms a character).
     const llm = createFakeLlm({ pieces: ['[emotion:happy][action:speak] Once upon a time.', ' There was a fox.', ' The end of it all.'] })
-    const { app } = await buildAvatarApp(t, { deps: { avatar: { llm, asr: createFakeAsrProvider({ text: 'a story' }), tts: createFakeTtsProvider() } } })
-    const base = await app.listen({ port: 0, host: '127.0.0.1' })
-    const client = await openClient(base, 'voice-playing')
-    client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 300 })
+    const { app, client } = await voiceClient(t, { llm, asr: createFakeAsrProvider({ text: 'a story' }), tts: createFakeTtsProvider() }, 'voice-playing', { endOfTurnMs: 300 })
     client.speak(Buffer.concat([silencePcm(200), hello, silencePcm(1200)]))
     await client.waitFor(is('done'), 'done: everything sent')
     const from = client.frames.length

@@ -332,6 +332,7 @@ export function createReplyTurn(
     // Only once its frames flow: a preemptive reply may yet be discarded, a paused one interrupted.
     if (!(await outlet.flowing())) return ending(turnOf.store)
     await outlet.emit({ type: 'done', ...result.reply })
+    mark('sent')
     // The avatar's turn lasts while the page plays it: speech over it until then is barge-in,
     // and what is stored is what was said (all of it, unless it was interrupted).
     await playback.over(signal)
