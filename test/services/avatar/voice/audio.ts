@@ -1,5 +1,7 @@
 // Microphone audio for voice-mode tests: real speech (espeak-ng's library, the one the avatar
-// speaks with) resampled to 16 kHz 16-bit mono PCM, silence, and noise, as a page would send it.
+// speaks with) resampled to 16 kHz 16-bit mono PCM, silence, and noise, as a page would send it;
+// and the same as raw Opus packets (libopus, through opusscript), as a page with WebCodecs sends it.
+import OpusScript from 'opusscript'
 import { decodeWav, resample } from '../../../../src/services/avatar/providers/asr/wav-decode.ts'
 import { createEspeakProvider } from '../../../../src/services/avatar/providers/tts/espeak.tts.ts'
 import { findVoice } from '../../../../src/services/avatar/providers/tts/voices.ts'
@@ -54,4 +56,33 @@ export function framesOf(pcm: Buffer, ms = 20): Buffer[] {
   const frames: Buffer[] = []
   for (let offset = 0; offset < pcm.length; offset += size) frames.push(pcm.subarray(offset, Math.min(pcm.length, offset + size)))
   return frames
+}
+
+export interface OpusOptions {
+  /** Audio per packet: 2.5, 5, 10, 20, 40, 60, 80, 100 or 120 ms. */
+  ms?: number
+  /** The rate the encoder is fed (a browser's AudioContext runs at 48 kHz); the 16 kHz PCM is resampled to it. */
+  inputRate?: 16_000 | 48_000
+  bitrate?: number
+}
+
+/** `pcm` (16 kHz) as raw Opus packets, one per `ms`, the last padded with silence. */
+export function opusPackets(pcm: Buffer, { ms = 20, inputRate = RATE, bitrate = 24_000 }: OpusOptions = {}): Buffer[] {
+  const samples = new Float32Array(pcm.length / 2)
+  for (let index = 0; index < samples.length; index++) samples[index] = pcm.readInt16LE(index * 2) / 32768
+  const input = toPcm(resample({ sampleRate: RATE, samples }, inputRate))
+  const encoder = new OpusScript(inputRate, 1, OpusScript.Application.VOIP)
+  try {
+    encoder.setBitrate(bitrate)
+    const frameBytes = Math.round((ms / 1000) * inputRate) * 2
+    const packets: Buffer[] = []
+    for (let offset = 0; offset < input.length; offset += frameBytes) {
+      const frame = Buffer.alloc(frameBytes)
+      input.copy(frame, 0, offset, Math.min(input.length, offset + frameBytes))
+      packets.push(encoder.encode(frame, frameBytes / 2))
+    }
+    return packets
+  } finally {
+    encoder.delete()
+  }
 }

@@ -95,15 +95,15 @@ export interface PageTurn {
 // The DOM as the callbacks that run in the page use it (this project compiles against Node's types).
 interface Dom {
   document: { querySelector(selector: string): { textContent: string | null; dataset: Record<string, string | undefined> } | null; body: { dataset: Record<string, string | undefined> } }
-  window: { voiceTurns?: PageTurn[]; voiceCapture?: { markerAt?: number } }
+  window: { voiceTurns?: PageTurn[]; voiceCapture?: { markerAt?: number; encoding?: string; audioBytes?: number; startedAt?: number; lastSentAt?: number } }
 }
 
-/** Opens the page and turns hands-free voice mode on, with `endOfTurnMs`. */
-export async function startTalking(browser: Browser, base: string, endOfTurnMs: number): Promise<Page> {
+/** Opens the page (`/avatar` and `query`) and turns hands-free voice mode on, with `endOfTurnMs`. */
+export async function startTalking(browser: Browser, base: string, endOfTurnMs: number, query = ''): Promise<Page> {
   const context = await browser.newContext()
   await context.grantPermissions(['microphone'], { origin: base })
   const page = await context.newPage()
-  await page.goto(`${base}/avatar`)
+  await page.goto(`${base}/avatar${query}`)
   await page.waitForFunction(() => (globalThis as unknown as Dom).document.querySelector('#status')?.textContent?.startsWith('Ready'))
   await page.evaluate((ms) => {
     ;(globalThis as unknown as Dom).document.body.dataset.endOfTurnMs = String(ms)
@@ -124,6 +124,18 @@ export async function pageTurns(page: Page, count: number, timeoutMs: number): P
     { timeout: timeoutMs },
   )
   return measuredTurns(page)
+}
+
+/** The encoding the server confirmed in `voice.started`. */
+export function pageEncoding(page: Page): Promise<string | undefined> {
+  return page.evaluate(() => (globalThis as unknown as Dom).window.voiceCapture?.encoding)
+}
+
+/** The audio bytes a second the page has sent since voice mode went on (on its clock). */
+export async function pageAudioBytesPerSecond(page: Page): Promise<number> {
+  const capture = await page.evaluate(() => (globalThis as unknown as Dom).window.voiceCapture)
+  const seconds = (capture?.lastSentAt ?? 0) - (capture?.startedAt ?? 0)
+  return seconds > 0 ? Math.round((capture?.audioBytes ?? 0) / seconds) : 0
 }
 
 /** The turns the page has measured so far. */

@@ -14,7 +14,7 @@ import type { TtsProvider } from '../../../../src/services/avatar/providers/tts/
 import { VISEMES } from '../../../../src/services/avatar/modules/speech/index.ts'
 import { type Cleanup, engineIndependent, type TestAppOptions } from '../../../helpers/build-app.ts'
 import { buildAvatarApp } from '../helpers.ts'
-import { framesOf, noisePcm, RATE, silencePcm, speechPcm } from './audio.ts'
+import { framesOf, noisePcm, opusPackets, RATE, silencePcm, speechPcm } from './audio.ts'
 
 type Frame = Record<string, unknown> & { type: string }
 
@@ -29,6 +29,8 @@ interface Client {
   send(frame: unknown): void
   /** Sends PCM as a page does: 20 ms binary frames. */
   speak(pcm: Buffer): void
+  /** Sends binary frames as they are (Opus packets, one per frame). */
+  sendAll(frames: Buffer[]): void
   /** Sends PCM at the pace of a microphone: a 20 ms frame every 20 ms. */
   speakInRealTime(pcm: Buffer): Promise<void>
   /** The first frame from index `from` on that matches; waits (bounded) for it. */
@@ -51,6 +53,9 @@ async function openClient(base: string, sessionId: string): Promise<Client> {
     send: (frame) => socket.send(Buffer.isBuffer(frame) ? frame : JSON.stringify(frame)),
     speak(pcm) {
       for (const frame of framesOf(pcm)) socket.send(frame)
+    },
+    sendAll(frames) {
+      for (const frame of frames) socket.send(frame)
     },
     async speakInRealTime(pcm) {
       const start = performance.now()
@@ -195,7 +200,7 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     const client = await openClient(base, 'voice-1')
     client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 300 })
     client.speak(Buffer.concat([silencePcm(300), hello, silencePcm(1200)]))
-    assert.deepEqual(await client.waitFor(is('voice.started'), 'voice.started'), { type: 'voice.started', sampleRate: 16000, endOfTurnMs: 300, minSpeechMs: 250 })
+    assert.deepEqual(await client.waitFor(is('voice.started'), 'voice.started'), { type: 'voice.started', sampleRate: 16000, encoding: 'pcm16', endOfTurnMs: 300, minSpeechMs: 250 })
     const speaking = await client.waitFor(is('vad', (frame) => frame.speaking === true), 'speech start')
     const ended = await client.waitFor(is('vad', (frame) => frame.speaking === false), 'end of turn')
     // Positions in the audio sent: speech starts after the leading 300 ms and is heard for the
@@ -613,6 +618,121 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
       client.frames.slice(from).map((frame) => frame.type),
       ['vad', 'vad', 'transcript', 'error'],
     )
+    client.socket.close()
+  })
+
+  it('hears a turn sent as raw Opus packets as it hears the same audio as PCM: the same frames, the turn ending at the same place, the recogniser given the same audio', async (t) => {
+    const asr = createFakeAsrProvider({ text: 'hello avatar' })
+    const { app } = await buildAvatarApp(t, { deps: { avatar: { asr, tts: createFakeTtsProvider(), llm: createFakeLlm() } } })
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const utterance = Buffer.concat([silencePcm(300), hello, silencePcm(1200)])
+    const seconds = utterance.length / 2 / RATE
+    const cases = [
+      { name: 'pcm16', start: { sampleRate: 16000 }, frames: framesOf(utterance) },
+      // What a page with WebCodecs sends: 20 ms packets of a 48 kHz microphone.
+      { name: 'opus 20 ms from 48 kHz', start: { encoding: 'opus', sampleRate: 48000 }, frames: opusPackets(utterance, { ms: 20, inputRate: 48_000 }) },
+      { name: 'opus 2.5 ms', start: { encoding: 'opus' }, frames: opusPackets(utterance, { ms: 2.5 }) },
+      { name: 'opus 120 ms', start: { encoding: 'opus', sampleRate: 16000 }, frames: opusPackets(utterance, { ms: 120 }) },
+    ]
+    const turns: Array<{ name: string; types: string[]; atMs: number[]; heardMs: number; bytesPerSecond: number }> = []
+    for (const [index, { name, start, frames }] of cases.entries()) {
+      const client = await openClient(base, `voice-opus-${index}`)
+      client.send({ type: 'voice.start', ...start, endOfTurnMs: 300 })
+      client.sendAll(frames)
+      assert.deepEqual(await client.waitFor(is('voice.started'), `voice.started (${name})`), {
+        type: 'voice.started',
+        sampleRate: 16000,
+        encoding: name === 'pcm16' ? 'pcm16' : 'opus',
+        endOfTurnMs: 300,
+        minSpeechMs: 250,
+      })
+      await client.waitFor(is('done'), `the reply (${name})`)
+      const heard = decodeWav(asr.requests[index].audio)
+      turns.push({
+        name,
+        types: client.frames.map((frame) => frame.type).filter((type) => type !== 'token'),
+        atMs: client.frames.filter(is('vad')).map((frame) => Number(frame.atMs)),
+        heardMs: ((heard?.samples.length ?? 0) / RATE) * 1000,
+        bytesPerSecond: Math.round(frames.reduce((sum, frame) => sum + frame.length, 0) / seconds),
+      })
+      client.socket.close()
+    }
+    const [pcm, ...opus] = turns
+    assert.deepEqual(pcm.types, ['voice.started', 'vad', 'vad', 'transcript', 'audio', 'done'])
+    for (const turn of opus) {
+      assert.deepEqual(turn.types, pcm.types, turn.name)
+      // Within a few 32 ms detector frames: the codec's delay, and a last packet padded to its length.
+      for (const [index, atMs] of turn.atMs.entries()) assert.ok(Math.abs(atMs - pcm.atMs[index]) <= 100, `${turn.name}: vad at ${turn.atMs}, PCM at ${pcm.atMs}`)
+      assert.ok(Math.abs(turn.heardMs - pcm.heardMs) <= 150, `${turn.name}: ${turn.heardMs} ms heard, PCM ${pcm.heardMs} ms`)
+    }
+    // libopus at 24 kb/s against PCM's 32 kB/s (the figure of the 20 ms case is in docs/avatar-protocol.md).
+    assert.equal(pcm.bytesPerSecond, 32_000)
+    for (const turn of opus) assert.ok(turn.bytesPerSecond < pcm.bytesPerSecond / 5, `${turn.name}: ${turn.bytesPerSecond} B/s`)
+    t.diagnostic(`bytes per second of audio sent: ${turns.map((turn) => `${turn.name} ${turn.bytesPerSecond}`).join(', ')}`)
+  })
+
+  it(
+    'recognises speech sent as Opus with the local recogniser',
+    { skip: !localRecognizer && 'pocketsphinx and pocketsphinx-en-us are not installed (apt-get install pocketsphinx pocketsphinx-en-us)' },
+    async (t) => {
+      const { app } = await buildAvatarApp(t, { env: { AVATAR_ASR_PROVIDER: 'pocketsphinx', AVATAR_TTS_THREADS: '1' } })
+      const base = await app.listen({ port: 0, host: '127.0.0.1' })
+      const client = await openClient(base, 'voice-opus-local')
+      client.send({ type: 'voice.start', encoding: 'opus', sampleRate: 48000, endOfTurnMs: 300 })
+      client.sendAll(opusPackets(Buffer.concat([silencePcm(300), hello, silencePcm(100), weather, silencePcm(1200)]), { inputRate: 48_000 }))
+      const transcript = await client.waitFor(is('transcript', (frame) => frame.final === true), 'the final transcript')
+      const said = new Set(['hello', 'avatar', 'how', 'are', 'you', 'today', 'what', 'is', 'the', 'weather', 'like'])
+      const heard = String(transcript.text).split(/\s+/).filter((word) => said.has(word))
+      assert.ok(new Set(heard).size >= 4, `heard ${JSON.stringify(transcript.text)}`)
+      t.diagnostic(`heard ${JSON.stringify(transcript.text)}`)
+      await client.waitFor(is('done'), 'done')
+      client.socket.close()
+    },
+  )
+
+  it('answers bad Opus settings and packets with error frames: an unknown encoding named with the allowed ones, empty or oversize packets, one error for a run of undecodable packets', async (t) => {
+    const { app } = await buildAvatarApp(t, { deps: { avatar: { asr: createFakeAsrProvider(), tts: createFakeTtsProvider(), llm: createFakeLlm() } } })
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const client = await openClient(base, 'voice-opus-bad')
+    const starts: Array<[unknown, string]> = [
+      [{ type: 'voice.start', encoding: 'flac', sampleRate: 16000 }, 'encoding must be one of "pcm16", "opus" (default "pcm16"); got "flac"'],
+      [{ type: 'voice.start', encoding: 7 }, 'encoding must be one of "pcm16", "opus" (default "pcm16"); got 7'],
+      [{ type: 'voice.start', encoding: 'opus', sampleRate: 12.5 }, 'sampleRate with "encoding":"opus" is the encoder\'s input rate, an integer from 8000 to 192000, and may be left out'],
+      [{ type: 'voice.start', encoding: 'opus', sampleRate: '48000' }, 'sampleRate with "encoding":"opus" is the encoder\'s input rate, an integer from 8000 to 192000, and may be left out'],
+      [{ type: 'voice.start', encoding: 'pcm16', sampleRate: 48000 }, 'sampleRate must be 16000 (16-bit PCM, 16 kHz, mono)'],
+    ]
+    for (const [frame, message] of starts) {
+      const from = client.frames.length
+      client.send(frame)
+      assert.equal((await client.waitFor(is('error'), `the error of ${JSON.stringify(frame)}`, from)).message, message)
+    }
+    client.send({ type: 'voice.start', encoding: 'opus' })
+    assert.equal((await client.waitFor(is('voice.started'), 'voice.started')).encoding, 'opus')
+    for (const size of [0, 3841]) {
+      const from = client.frames.length
+      client.send(Buffer.alloc(size))
+      assert.equal((await client.waitFor(is('error'), `the error of a ${size}-byte packet`, from)).message, `Opus packets must be 1 to 3840 bytes, one packet per binary frame; got ${size}`)
+    }
+    // libopus's complaints stay off the server's stderr (opus-decoder prints each one).
+    const printed = t.mock.method(console, 'error')
+    const from = client.frames.length
+    // 63 frames of 20 ms, over the 120 ms a packet may hold (refused on arrival); a code-2 packet
+    // whose first frame is longer than the packet (refused by libopus).
+    const tooLong = Buffer.from([0xff, 0xff])
+    const badLength = Buffer.from([0x0a, 200, 1])
+    client.sendAll([tooLong, tooLong, badLength, badLength, ...opusPackets(silencePcm(100)), badLength, tooLong, badLength])
+    client.send({ type: 'voice.stop' })
+    await client.waitFor(is('voice.stopped'), 'voice.stopped', from)
+    const told = client.frames.slice(from).filter(is('error'))
+    assert.equal(told.length, 2, 'one error for each run of bad packets')
+    for (const error of told) assert.match(String(error.message), /^An audio frame is not an Opus packet this server can decode; such frames are dropped/)
+    assert.equal(printed.mock.callCount(), 0)
+    // The socket goes on: chat, and voice mode again.
+    const later = client.frames.length
+    client.send({ type: 'chat', userText: 'Still there?' })
+    await client.waitFor(is('done'), 'the typed reply', later)
+    client.send({ type: 'voice.start', encoding: 'opus' })
+    await client.waitFor(is('voice.started'), 'voice.started again', later)
     client.socket.close()
   })
 

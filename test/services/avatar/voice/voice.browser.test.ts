@@ -6,7 +6,7 @@ import { describe, it } from 'node:test'
 import { pocketsphinxInstalled } from '../../../../src/services/avatar/providers/asr/pocketsphinx.asr.ts'
 import { chromiumSkipReason } from '../../../helpers/browser.ts'
 import { buildTestApp, engineIndependent } from '../../../helpers/build-app.ts'
-import { fakeMicrophoneWav, LIBRIVOX, launchWithMicrophone, librivoxRecordings, pageTurns, speechEndsOnPage, startTalking } from './browser-voice.ts'
+import { fakeMicrophoneWav, LIBRIVOX, launchWithMicrophone, librivoxRecordings, pageAudioBytesPerSecond, pageEncoding, pageTurns, speechEndsOnPage, startTalking } from './browser-voice.ts'
 
 // Chromium's fake microphone speaks a LibriVox sentence of pocketsphinx-testdata to the page in
 // hands-free voice mode: the page streams it over /ws, pocketsphinx hears it as it is spoken,
@@ -32,6 +32,8 @@ describe('the avatar page in voice mode, in Chromium with a fake microphone', { 
 
     const page = await startTalking(browser, base, 500)
     await page.waitForSelector('#talk[aria-pressed="true"]', { timeout: 30_000 })
+    await page.waitForFunction(() => (globalThis as unknown as { voiceCapture?: { encoding?: string } }).voiceCapture?.encoding !== undefined, undefined, { timeout: 30_000 })
+    assert.equal(await pageEncoding(page), 'pcm16', 'PCM unless Opus is asked for')
     assert.equal(await page.getAttribute('#listening', 'data-state'), 'listening')
     assert.equal(await page.textContent('#listening'), 'Listening…')
 
@@ -47,11 +49,37 @@ describe('the avatar page in voice mode, in Chromium with a fake microphone', { 
     // The conversation shows what was heard and the reply; the reply's audio played, the mouth moved through visemes.
     assert.equal(await page.locator('#messages li.user .content').last().textContent(), turn.text)
     t.diagnostic(`heard ${JSON.stringify(turn.text)}; page clock (s): ${JSON.stringify({ speechEnd, ...turn })}`)
+    const pcmRate = await pageAudioBytesPerSecond(page)
+    t.diagnostic(`PCM sent: ${pcmRate} bytes a second`)
+    assert.ok(Math.abs(pcmRate - 32_000) < 3200, `${pcmRate} B/s`)
     await page.waitForFunction(() => Number((globalThis as unknown as { document: { body: { dataset: Record<string, string> } } }).document.body.dataset.voiceAudioPlayed ?? 0) >= 1, undefined, { timeout: 60_000 })
     assert.ok(Number(await page.evaluate(() => (globalThis as unknown as { document: { body: { dataset: Record<string, string> } } }).document.body.dataset.peakMouth ?? 0)) > 0.2)
 
     await page.click('#talk')
     assert.equal(await page.getAttribute('#talk', 'aria-pressed'), 'false')
     assert.equal(await page.getAttribute('#listening', 'data-state'), 'off')
+  })
+
+  it('sends Opus packets (WebCodecs AudioEncoder) when the page is opened with ?voiceEncoding=opus, and the turn is heard as with PCM', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'triad-voice-opus-'))
+    t.after(() => rmSync(dir, { recursive: true, force: true }))
+    const recording = librivoxRecordings().find((entry) => entry.file.endsWith('-0880.wav'))
+    assert.ok(recording)
+    const microphone = fakeMicrophoneWav([recording.file], join(dir, 'microphone.wav'), { leadSeconds: 1.5, gapSeconds: 4 })
+    const browser = await launchWithMicrophone(microphone.path)
+    t.after(() => browser.close())
+    const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx', AVATAR_TTS_THREADS: '1' } })
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const page = await startTalking(browser, base, 500, '?voiceEncoding=opus')
+    await page.waitForFunction(() => (globalThis as unknown as { voiceCapture?: { encoding?: string } }).voiceCapture?.encoding !== undefined, undefined, { timeout: 30_000 })
+    assert.equal(await pageEncoding(page), 'opus')
+    const [turn] = await pageTurns(page, 1, 90_000)
+    const said = new Set(recording.words)
+    const heard = turn.text.split(/\s+/).filter((word) => said.has(word))
+    assert.ok(new Set(heard).size >= 3, `heard ${JSON.stringify(turn.text)} for ${JSON.stringify(recording.words.join(' '))}`)
+    const opusRate = await pageAudioBytesPerSecond(page)
+    t.diagnostic(`heard ${JSON.stringify(turn.text)} through Opus, ${opusRate} bytes a second sent`)
+    assert.ok(opusRate > 0 && opusRate < 32_000 / 5, `${opusRate} B/s`)
+    await page.click('#talk')
   })
 })

@@ -7,6 +7,7 @@ import { coreError } from '../../../../core/errors/codes.ts'
 const ASSET_TYPES: Record<string, string> = {
   'avatar.css': 'text/css; charset=utf-8',
   'avatar.js': 'text/javascript; charset=utf-8',
+  'opus-encoder.js': 'text/javascript; charset=utf-8',
   'recorder-worklet.js': 'text/javascript; charset=utf-8',
   'voice.js': 'text/javascript; charset=utf-8',
 }

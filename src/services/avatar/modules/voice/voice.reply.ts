@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { type AsrProvider, encodeWav16 } from '../../providers/asr/index.ts'
 import { defaultVoiceFor, findVoice, SynthesisError, type TtsProvider } from '../../providers/tts/index.ts'
 import { type VisemeSpan, visemeTimeline } from '../speech/index.ts'
+import type { Encoding } from './audio-input.ts'
 import { createReplyOutlet } from './reply-outlet.ts'
 import { SentenceSplitter } from './sentences.ts'
 import { VAD_SAMPLE_RATE } from './turn-detector.ts'
@@ -17,7 +18,7 @@ type Reply = { replyText: string; emotion: string; action: string }
 
 /** The frames voice mode sends, beside the chat's own. */
 export type VoiceEvent =
-  | { type: 'voice.started'; sampleRate: number; endOfTurnMs: number; minSpeechMs: number }
+  | { type: 'voice.started'; sampleRate: number; encoding: Encoding; endOfTurnMs: number; minSpeechMs: number }
   | { type: 'voice.stopped' }
   | { type: 'vad'; speaking: boolean; atMs: number }
   | { type: 'transcript'; text: string; final: boolean }

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { INTERNAL_ERROR_DETAIL } from '../../errors.ts'
 import type { AsrProvider, RecognitionStream } from '../../providers/asr/index.ts'
 import { findVoice, type TtsProvider, VOICES } from '../../providers/tts/index.ts'
+import { type AudioInput, createAudioInput, type Encoding, readAudioFormat } from './audio-input.ts'
 import { createReplyTurn, type ReplyTurn, type VoiceChat, type VoiceEvent } from './voice.reply.ts'
 import { createSileroTurnDetector, type TurnDetector, type TurnDetectorOptions, VAD_SAMPLE_RATE } from './turn-detector.ts'
 
@@ -16,8 +17,6 @@ const MAX_UTTERANCE_MS = 30_000
  * core), while a shorter pause inside a sentence asks the model nothing.
  */
 const PREEMPT_LEAD_MS = 150
-/** One second of 16-bit 16 kHz audio: the largest audio frame. */
-const MAX_FRAME_BYTES = 32_000
 /**
  * Audio received but not yet analysed, in samples (10 s). A client may send faster than real
  * time (the detector reads it at many times that pace), but not without bound: past this, frames
@@ -55,6 +54,7 @@ export interface VoiceHost {
 }
 
 interface Settings {
+  encoding: Encoding
   endOfTurnMs: number
   minSpeechMs: number
   language?: string
@@ -81,7 +81,8 @@ function boundedInteger(frame: Record<string, unknown>, name: string, bounds: { 
 
 /** Reads `voice.start` into settings, or the sentence of its error frame. */
 function readStart(frame: Record<string, unknown>): Settings | string {
-  if (frame.sampleRate !== VAD_SAMPLE_RATE) return 'sampleRate must be 16000 (16-bit PCM, 16 kHz, mono)'
+  const format = readAudioFormat(frame)
+  if (typeof format === 'string') return format
   const endOfTurnMs = boundedInteger(frame, 'endOfTurnMs', END_OF_TURN_MS)
   if (typeof endOfTurnMs === 'string') return endOfTurnMs
   const minSpeechMs = boundedInteger(frame, 'minSpeechMs', MIN_SPEECH_MS)
@@ -94,14 +95,7 @@ function readStart(frame: Record<string, unknown>): Settings | string {
     return `Unknown voice ${JSON.stringify(voice)}; known voices: ${VOICES.map((known) => known.id).join(', ')}`
   }
   if (meta !== undefined && (typeof meta !== 'object' || meta === null || Array.isArray(meta))) return 'meta must be a JSON object'
-  return { endOfTurnMs, minSpeechMs, language: language?.toLowerCase(), voice, meta: meta as Record<string, unknown> | undefined }
-}
-
-/** 16-bit little-endian PCM as floats in −1…1. */
-function pcmToFloats(data: Buffer): Float32Array {
-  const samples = new Float32Array(data.length / 2)
-  for (let index = 0; index < samples.length; index++) samples[index] = data.readInt16LE(index * 2) / 32768
-  return samples
+  return { ...format, endOfTurnMs, minSpeechMs, language: language?.toLowerCase(), voice, meta: meta as Record<string, unknown> | undefined }
 }
 
 /**
@@ -115,6 +109,8 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
   let on = false
   let settings: Settings | undefined
   let detector: TurnDetector | undefined
+  // The decoder of the microphone's frames, one per voice.start.
+  let input: AudioInput | undefined
   // Detector work (starting, audio, stopping) runs in arrival order, one step at a time.
   let steps: Promise<void> = Promise.resolve()
   let toldOff = false
@@ -253,14 +249,17 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
     on = true
     toldOff = false
     settings = read
+    const decoder = (input = createAudioInput(read.encoding))
     deps.asr.warm?.()
     step(async () => {
       const denied = await host.chat.admit()
       if (denied) {
         on = false
+        decoder.close()
         return void (await send({ type: 'error', message: denied }))
       }
       try {
+        await decoder.ready
         detector = await makeDetector({
           endOfTurnMs: read.endOfTurnMs,
           pauseMs: Math.max(0, read.endOfTurnMs - PREEMPT_LEAD_MS),
@@ -287,19 +286,22 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
         })
       } catch (error) {
         on = false
+        decoder.close()
         host.log.error({ err: error }, 'voice activity detection could not start')
         return void (await send({ type: 'error', message: 'Voice activity detection could not start on this instance' }))
       }
-      await send({ type: 'voice.started', sampleRate: VAD_SAMPLE_RATE, endOfTurnMs: read.endOfTurnMs, minSpeechMs: read.minSpeechMs })
+      await send({ type: 'voice.started', sampleRate: VAD_SAMPLE_RATE, encoding: read.encoding, endOfTurnMs: read.endOfTurnMs, minSpeechMs: read.minSpeechMs })
     })
   }
 
   function stop() {
     if (!on) return void send({ type: 'error', message: 'Voice mode is not on' })
     on = false
+    const decoder = input
     step(async () => {
       const ending = detector
       detector = undefined
+      decoder?.close()
       // Speech in progress makes its turn now (push-to-talk released).
       await ending?.end()
       await ending?.close()
@@ -320,23 +322,24 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
         toldOff = true
         return
       }
-      if (data.length % 2 !== 0) return void send({ type: 'error', message: `Audio frames must be 16-bit PCM: an even number of bytes (got ${data.length})` })
-      if (data.length === 0 || data.length > MAX_FRAME_BYTES) {
-        return void send({ type: 'error', message: `Audio frames must be at most ${MAX_FRAME_BYTES} bytes (1 s of 16 kHz audio) and not empty; got ${data.length}` })
-      }
-      if (backlog + data.length / 2 > MAX_BACKLOG_SAMPLES) {
+      const decoder = input
+      if (!decoder) return
+      const length = decoder.measure(data)
+      if (typeof length !== 'number') return void (length && send({ type: 'error', message: length }))
+      if (backlog + length > MAX_BACKLOG_SAMPLES) {
         if (!toldBacklog) void send({ type: 'error', message: 'Audio is arriving faster than it can be analysed; frames are being dropped' })
         toldBacklog = true
         return
       }
       toldBacklog = false
-      const samples = pcmToFloats(data)
-      backlog += samples.length
+      backlog += length
       step(async () => {
         try {
-          await detector?.push(samples)
+          const samples = decoder.decode(data)
+          if (typeof samples === 'string') await send({ type: 'error', message: samples })
+          else if (samples) await detector?.push(samples)
         } finally {
-          backlog -= samples.length
+          backlog -= length
         }
       })
     },
@@ -345,7 +348,9 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
       on = false
       preempted?.discard()
       preempted = undefined
+      const decoder = input
       step(async () => {
+        decoder?.close()
         const ending = detector
         detector = undefined
         await ending?.close()

@@ -1,6 +1,7 @@
 // Voice mode of the avatar page: the microphone streams to /ws (16 kHz 16-bit PCM, 20 ms
-// frames), the server answers with vad, transcripts, tokens and the reply's sentences as audio
-// with their viseme timelines (docs/avatar-protocol.md, "Voice mode"). The sentences are
+// frames; or Opus packets where asked for and WebCodecs can, opus-encoder.js), the server
+// answers with vad, transcripts, tokens and the reply's sentences as audio with their viseme
+// timelines (docs/avatar-protocol.md, "Voice mode"). The sentences are
 // scheduled back to back on one AudioContext, so they play without gaps, and the mouth reads the
 // timeline of the one playing. Hands-free listens until turned off; push-to-talk sends audio
 // only while the button (or Space on it) is held.
@@ -8,8 +9,11 @@
 // Every turn is also measured on the AudioContext's clock (window.voiceTurns): the arrival of
 // each event, and the time the first reply sample is scheduled to play; and the capture time of
 // the first sample louder than −6 dBFS (window.voiceCapture.markerAt), which ties a test's
-// microphone file (a beep before the speech) to that clock. The browser test and
+// microphone file (a beep before the speech) to that clock; and the audio bytes sent since
+// window.voiceCapture.startedAt, up to lastSentAt (the encoding's cost). The browser test and
 // bench/avatar-voice-browser.ts read them.
+
+import { createOpusSender, opusWanted } from './opus-encoder.js'
 
 const RATE = 16000
 const FRAME_SAMPLES = 320 // 20 ms at 16 kHz
@@ -59,7 +63,8 @@ function downsampler(inputRate) {
 export function createVoiceMode(ui) {
   const voice = {
     socket: null,
-    capture: null, // { stream, source, node }
+    capture: null, // { stream, source, node, opus }
+    encoding: 'pcm16',
     mode: 'hands-free',
     talking: false, // push-to-talk held
     sources: [], // the reply's scheduled AudioBufferSourceNodes
@@ -73,7 +78,11 @@ export function createVoiceMode(ui) {
 
   const now = () => ui.context().currentTime
   const send = (frame) => {
-    if (voice.socket?.readyState === WebSocket.OPEN) voice.socket.send(frame)
+    if (voice.socket?.readyState !== WebSocket.OPEN) return
+    voice.socket.send(frame)
+    if (!(frame instanceof ArrayBuffer)) return
+    window.voiceCapture.audioBytes = (window.voiceCapture.audioBytes ?? 0) + frame.byteLength
+    window.voiceCapture.lastSentAt = now()
   }
 
   function stopPlayback() {
@@ -116,7 +125,9 @@ export function createVoiceMode(ui) {
   function onMessage(event) {
     const frame = JSON.parse(event.data)
     const at = now()
-    if (frame.type === 'vad' && frame.speaking) {
+    if (frame.type === 'voice.started') {
+      window.voiceCapture.encoding = frame.encoding
+    } else if (frame.type === 'vad' && frame.speaking) {
       voice.turn = { speechStart: at }
     } else if (frame.type === 'vad' && !frame.speaking && voice.turn) {
       voice.turn.endOfTurn = at
@@ -160,7 +171,8 @@ export function createVoiceMode(ui) {
   }
 
   function startVoice() {
-    send(JSON.stringify({ type: 'voice.start', sampleRate: RATE, endOfTurnMs: Number(document.body.dataset.endOfTurnMs || 500), language: ui.language() || undefined }))
+    const format = voice.encoding === 'opus' ? { encoding: 'opus', sampleRate: ui.context().sampleRate } : { sampleRate: RATE }
+    send(JSON.stringify({ type: 'voice.start', ...format, endOfTurnMs: Number(document.body.dataset.endOfTurnMs || 500), language: ui.language() || undefined }))
   }
 
   async function on(mode) {
@@ -168,12 +180,14 @@ export function createVoiceMode(ui) {
     const context = ui.context()
     // The worklet and the socket first: audio captured before the source is connected is lost.
     await context.audioWorklet.addModule('/avatar/assets/recorder-worklet.js')
+    voice.encoding = (await opusWanted(context.sampleRate)) ? 'opus' : 'pcm16'
     voice.socket = await connect()
     if (mode === 'hands-free') startVoice()
     const stream = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true } })
     const source = context.createMediaStreamSource(stream)
     const node = new AudioWorkletNode(context, 'recorder')
     const down = downsampler(context.sampleRate)
+    const opus = voice.encoding === 'opus' ? createOpusSender(context.sampleRate, send, ui.onError) : null
     let pending = []
     node.port.onmessage = (event) => {
       const { samples: block, time } = event.data
@@ -182,6 +196,7 @@ export function createVoiceMode(ui) {
         if (loud >= 0) window.voiceCapture.markerAt = time + loud / context.sampleRate
       }
       if (voice.mode === 'push-to-talk' && !voice.talking) return
+      if (opus) return opus.push(block, time)
       pending = pending.concat(down(block))
       while (pending.length >= FRAME_SAMPLES) {
         const pcm = new Int16Array(FRAME_SAMPLES)
@@ -191,7 +206,8 @@ export function createVoiceMode(ui) {
       }
     }
     source.connect(node)
-    voice.capture = { stream, source, node }
+    window.voiceCapture.startedAt = context.currentTime
+    voice.capture = { stream, source, node, opus }
     ui.onState(true, mode)
   }
 
@@ -202,6 +218,7 @@ export function createVoiceMode(ui) {
       capture.source.disconnect()
       capture.node.disconnect()
       for (const track of capture.stream.getTracks()) track.stop()
+      capture.opus?.close()
     }
     const socket = voice.socket
     voice.socket = null
@@ -229,7 +246,9 @@ export function createVoiceMode(ui) {
     release() {
       if (!voice.talking) return
       voice.talking = false
-      send(JSON.stringify({ type: 'voice.stop' }))
+      // The last packet the encoder holds belongs to the turn: voice.stop goes after it.
+      const flushed = voice.capture?.opus?.flush() ?? Promise.resolve()
+      flushed.then(() => send(JSON.stringify({ type: 'voice.stop' })))
       ui.onState(true, voice.mode, false)
     },
     /** The viseme playing now, or undefined when no reply is playing. */
