@@ -78,6 +78,7 @@ const benchmarks: Benchmark[] = [
     unavailable: () =>
       existsSync('/usr/share/pocketsphinx/test/data/librivox') && existsSync(CHROMIUM) ? undefined : 'Debian packages missing: pocketsphinx-testdata or chromium',
   },
+  { name: 'avatar-opus-decoder', file: 'bench/avatar-opus-decoder.ts', smokeArgs: ['--decoders', '50'] },
   { name: 'core-utilities', file: 'bench/core-utilities.ts', smokeArgs: ['--smoke'] },
   { name: 'metrics-overhead', file: 'bench/metrics-overhead.ts', args: ['--profile'], smokeArgs: ['--smoke'] },
   { name: 'growth', file: 'bench/growth.ts', smokeArgs: ['--smoke'] },
