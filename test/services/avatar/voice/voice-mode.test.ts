@@ -490,6 +490,60 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     client.socket.close()
   })
 
+  it('ends a paused reply whose synthesis fails with resumed and the error once the sound proves a cough, or with interrupted once it proves speech', async (t) => {
+    const base = createFakeTtsProvider()
+    // The second sentence, written while the page is paused, cannot be synthesised.
+    const tts: TtsProvider = {
+      ...base,
+      synthesize: (request) => (request.text.startsWith('There') ? Promise.reject(new Error('the voice broke')) : base.synthesize(request)),
+    }
+    for (const [sound, minSpeechMs] of [
+      ['cough', 600],
+      ['speech', 250],
+    ] as const) {
+      const { model, release } = gatedModel(['[emotion:happy][action:speak] Once upon a time.', ' There was'], [' a fox.'])
+      const { client } = await voiceClient(t, { llm: model, asr: createFakeAsrProvider({ text: 'tell me a story' }), tts }, `voice-paused-fail-${sound}`, { endOfTurnMs: 300, minSpeechMs })
+      client.speak(Buffer.concat([silencePcm(200), hello, silencePcm(1200)]))
+      await client.waitFor(is('audio'), 'the first sentence')
+      const from = client.frames.length
+      const speaking = client.speakInRealTime(Buffer.concat([silencePcm(100), sound === 'cough' ? ah : hm, silencePcm(500)]))
+      await client.waitFor(is('paused'), 'paused', from)
+      // The model writes on and the synthesis fails while the page is paused.
+      release()
+      await speaking
+      if (sound === 'cough') {
+        await client.waitFor(is('error'), 'the error, once the page plays on', from)
+        const ends = client.frames.slice(from).filter((frame) => ['resumed', 'error', 'interrupted', 'done'].includes(frame.type))
+        assert.deepEqual(ends, [{ type: 'resumed' }, { type: 'error', message: 'Speech synthesis failed: the voice broke' }])
+      } else {
+        assert.deepEqual(await client.waitFor(is('interrupted'), 'interrupted', from), { type: 'interrupted', replyText: 'Once upon a time.' })
+        // (The speech is a turn of its own, whose reply ends as it will.)
+        const next = client.frames.findIndex((frame, index) => index >= from && frame.type === 'transcript')
+        const ends = client.frames.slice(from, next === -1 ? undefined : next).filter((frame) => ['resumed', 'error', 'interrupted', 'done'].includes(frame.type))
+        assert.deepEqual(ends, [{ type: 'interrupted', replyText: 'Once upon a time.' }], JSON.stringify(client.frames.slice(from).map((frame) => frame.type)))
+      }
+      client.socket.close()
+    }
+  })
+
+  it('ends a reply started at a pause that fails before the turn ends with its error once, and the next utterance interrupts nothing', async (t) => {
+    const asr = createFakeAsrProvider({ text: 'hello avatar', streaming: true, partial: 'whole' })
+    const llm = createFakeLlm({ pieces: ['Fine.', ' And', ' you'], failAfter: 2 })
+    const { client } = await voiceClient(t, { llm, asr, tts: createFakeTtsProvider() }, 'voice-preempt-fails', { endOfTurnMs: 500 })
+    await client.waitFor(is('voice.started'), 'voice.started')
+    await client.speakInRealTime(Buffer.concat([silencePcm(200), hello, silencePcm(700)]))
+    await client.waitFor(is('error'), 'the model error')
+    const from = client.frames.length
+    await client.speakInRealTime(Buffer.concat([silencePcm(100), hm, silencePcm(700)]))
+    await client.waitFor(is('error'), 'the second turn\'s error', from)
+    // Each turn: its transcript, the tokens written before the failure, its error; no interruption.
+    assert.deepEqual(
+      client.frames.filter((frame) => frame.type !== 'token' && frame.final !== false).map((frame) => frame.type),
+      ['voice.started', 'vad', 'vad', 'transcript', 'error', 'vad', 'vad', 'transcript', 'error'],
+    )
+    client.socket.close()
+  })
+
   it('is interrupted while the page still plays a reply the server has finished sending, and stores the sentences that had started playing', async (t) => {
     // Each sentence plays for a second or more (the fake speaks 60 ms a character).
     const llm = createFakeLlm({ pieces: ['[emotion:happy][action:speak] Once upon a time.', ' There was a fox.', ' The end of it all.'] })

@@ -228,6 +228,10 @@ export function createReplyTurn(
     let outcome = 'closed'
     try {
       outcome = await reply(mark)
+      // A reply that ends while its frames are held (an error written while paused, or before a
+      // preemptive reply is confirmed) lasts until they go out or are dropped: until then it is
+      // the reply that `resumed`, `interrupted` and the confirmation are for, and the socket's next turn waits.
+      await outlet.flowing()
     } finally {
       finished = true
       context.log.info({ sessionId: context.sessionId, outcome, preemptive: options.preemptive === true, ms: timings, responseTime: performance.now() - started }, 'voice turn')
