@@ -670,6 +670,30 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     client.socket.close()
   })
 
+  it('refuses a turn whose preemptive reply waits behind a typed turn when the budget is spent, and speech after the refusal interrupts nothing', async (t) => {
+    const asr = createFakeAsrProvider({ text: 'hello avatar', streaming: true, partial: 'whole' })
+    const { model, release } = gatedModel(['[emotion:happy][action:speak] Typed.'], [' Done.'])
+    const { app } = await buildAvatarApp(t, { env: { AVATAR_RATE_LIMIT: '2/min' }, deps: { avatar: { llm: model, asr, tts: createFakeTtsProvider() } } })
+    const client = await openClient(await app.listen({ port: 0, host: '127.0.0.1' }), 'voice-preempt-refused')
+    // voice.start and the typed turn use the 2 of the minute; the typed turn's model waits.
+    client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 500 })
+    await client.waitFor(is('voice.started'), 'voice.started')
+    client.send({ type: 'chat', userText: 'typed' })
+    await client.waitFor(is('token'), 'the typed turn under way')
+    // A spoken turn whose reply starts at its pause, behind the typed turn, and is refused at its end.
+    await client.speakInRealTime(Buffer.concat([silencePcm(200), hello, silencePcm(700)]))
+    const from = client.frames.length
+    // The person speaks again before the typed turn is over.
+    await client.speakInRealTime(Buffer.concat([silencePcm(100), hm, silencePcm(700)]))
+    await client.waitFor(is('vad', (frame) => frame.speaking === true), 'the next speech', from)
+    release()
+    await client.waitFor(is('done'), 'the typed reply')
+    const errors = () => client.frames.filter(is('error', (frame) => /^Rate limit exceeded/.test(String(frame.message))))
+    await client.waitFor(() => errors().length === 2, 'both spoken turns refused')
+    assert.ok(!client.frames.some((frame) => frame.type === 'interrupted' || frame.type === 'paused'), JSON.stringify(client.frames.map((frame) => frame.type)))
+    client.socket.close()
+  })
+
   it('refuses voice mode when no recogniser is configured, saying what to set', async (t) => {
     const { app } = await buildAvatarApp(t, {
       deps: { avatar: { asr: createFakeAsrProvider({ status: { provider: 'none', available: false, message: 'Speech recognition is not configured: set AVATAR_ASR_API_KEY' } }), tts: createFakeTtsProvider() } },

@@ -211,7 +211,8 @@ export function createReplyTurn(
   interruption.signal.addEventListener(
     'abort',
     () => {
-      if (context.gone.aborted || spoken !== undefined) return
+      // A discarded reply sends nothing (it may still be the current one until its run ends).
+      if (context.gone.aborted || discarding.signal.aborted || spoken !== undefined) return
       spoken = playback.said()
       outlet.close()
       void context.send({ type: 'interrupted', replyText: spoken })
