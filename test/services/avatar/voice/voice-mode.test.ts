@@ -694,6 +694,32 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     client.socket.close()
   })
 
+  it('keeps a typed frame sent while a typed turn runs and the person speaks with many pauses: the pauses do not fill the socket\'s queue', async (t) => {
+    const asr = createFakeAsrProvider({ text: 'hello avatar', streaming: true })
+    const { model, release } = gatedModel(['[emotion:happy][action:speak] Typed.'], [' Done.'])
+    const { client } = await voiceClient(t, { llm: model, asr, tts: createFakeTtsProvider() }, 'voice-many-pauses', { endOfTurnMs: 300 })
+    await client.waitFor(is('voice.started'), 'voice.started')
+    client.send({ type: 'chat', userText: 'typed' })
+    await client.waitFor(is('token'), 'the typed turn under way')
+    // One utterance with a dozen pauses long enough to start a reply and too short to end the turn.
+    const words = Array.from({ length: 12 }, () => [hm, silencePcm(250)]).flat()
+    client.speak(Buffer.concat([silencePcm(200), ...words, silencePcm(100)]))
+    const resumed = () => asr.utterances.length === 1 && client.frames.filter(is('vad', (frame) => frame.speaking === true)).length === 1
+    await within(
+      (async () => {
+        for (let attempt = 0; attempt < 500 && !(resumed() && asr.utterances[0].samples >= (hm.length / 2) * 12); attempt++) await sleep(10)
+      })(),
+      () => 'the utterance analysed',
+    )
+    // A client following the protocol: one more typed frame, while the first is answered.
+    client.send({ type: 'chat', userText: 'and another' })
+    await sleep(200)
+    assert.equal(client.socket.readyState, WebSocket.OPEN, `closed; frames: ${JSON.stringify(client.frames.map((frame) => frame.type))}, ${asr.utterances.length} utterances`)
+    release()
+    await client.waitFor(() => client.frames.filter(is('done')).length === 2, 'both typed replies')
+    client.socket.close()
+  })
+
   it('refuses voice mode when no recogniser is configured, saying what to set', async (t) => {
     const { app } = await buildAvatarApp(t, {
       deps: { avatar: { asr: createFakeAsrProvider({ status: { provider: 'none', available: false, message: 'Speech recognition is not configured: set AVATAR_ASR_API_KEY' } }), tts: createFakeTtsProvider() } },

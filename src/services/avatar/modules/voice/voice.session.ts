@@ -125,6 +125,9 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
   let current: ReplyTurn | undefined
   // The reply started at a pause of the utterance in progress, not yet confirmed by the end of the turn.
   let preempted: ReplyTurn | undefined
+  // A preemptive reply scheduled but not yet running (a typed turn holds the socket's queue): while
+  // it waits, another pause starts none (it would only wait too, and each holds a place in the queue).
+  let queuedGuess: ReplyTurn | undefined
   // The utterance in progress, recognised as it is spoken (when the recogniser can).
   let hearing: { stream: RecognitionStream; sinceRead: number; reading: boolean; told: string; announced: boolean } | undefined
 
@@ -176,7 +179,9 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
   /** Runs the reply in the socket's order; `confirmed` ones are the current reply at once. */
   function schedule(turn: ReplyTurn, confirmed: boolean) {
     if (confirmed) current = turn
+    else queuedGuess = turn
     host.schedule(async () => {
+      if (queuedGuess === turn) queuedGuess = undefined
       try {
         await turn.run()
       } catch (error) {
@@ -192,7 +197,7 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
   /** The person paused: the reply to what was heard so far starts now, its frames held until the turn ends. */
   function onPause() {
     const utterance = hearing
-    if (!deps.preemptive || preempted || !utterance || !settings) return
+    if (!deps.preemptive || preempted || queuedGuess || !utterance || !settings) return
     preempted = createReplyTurn(replyContext, { heard: utterance.stream.partial(), settings, preemptive: true })
     schedule(preempted, false)
   }
