@@ -465,6 +465,48 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     client.socket.close()
   })
 
+  it('holds the turn\'s own reply for a sound heard while a dropped guess was being settled, and gives none when the sound was speech over it', async (t) => {
+    for (const [sound, minSpeechMs] of [
+      ['cough', 600],
+      ['speech', 250],
+    ] as const) {
+      // The guess at the pause is "hello", the turn "hello avatar"; the end of the first utterance takes the recogniser 400 ms.
+      const fake = createFakeAsrProvider({ text: 'hello avatar', streaming: true })
+      let slow = true
+      const asr = {
+        ...fake,
+        stream(language: string | undefined) {
+          const stream = fake.stream?.(language)
+          if (!stream || !slow) return stream
+          slow = false
+          return { ...stream, finish: () => stream.finish().then((text) => sleep(400).then(() => text)) }
+        },
+      }
+      const llm = createFakeLlm({ pieces: ['[emotion:happy][action:wave] Hi', ' you.'] })
+      const { client } = await voiceClient(t, { llm, asr, tts: createFakeTtsProvider() }, `voice-settle-${sound}`, { endOfTurnMs: 300, minSpeechMs })
+      await client.waitFor(is('voice.started'), 'voice.started')
+      // The sound starts right after the end of the turn, while the transcript is awaited.
+      await client.speakInRealTime(Buffer.concat([silencePcm(200), hello, silencePcm(330), sound === 'cough' ? ah : hm, silencePcm(700)]))
+      const paused = client.frames.findIndex(is('paused'))
+      assert.ok(paused > client.frames.findIndex(is('vad', (frame) => frame.speaking === false)), JSON.stringify(client.frames.map((frame) => frame.type)))
+      const after = (types: string[]) => client.frames.slice(paused).filter((frame) => types.includes(frame.type))
+      if (sound === 'cough') {
+        await client.waitFor(is('done'), 'the reply')
+        // Nothing of the reply before the page is told to play on.
+        assert.deepEqual(
+          after(['resumed', 'interrupted', 'transcript', 'token', 'audio', 'done']).map((frame) => frame.type).slice(0, 2),
+          ['resumed', 'transcript'],
+        )
+      } else {
+        // The speech over the turn's reply is the next turn: the first turn gets no reply after its interruption.
+        await client.waitFor(is('done'), 'the reply to the speech')
+        assert.deepEqual(after(['interrupted', 'done']).map((frame) => frame.type), ['interrupted', 'done'])
+        assert.equal(client.frames.filter(is('transcript', (frame) => frame.final === true)).length, 1)
+      }
+      client.socket.close()
+    }
+  })
+
   it('pauses at a sound over the reply and resumes when it is too short to be speech (a cough): the reply goes on whole', async (t) => {
     const asr = createFakeAsrProvider({ text: 'tell me a story' })
     const { model, release } = gatedModel(['[emotion:happy][action:speak] Once upon a time.', ' There was'], [' a fox.'])

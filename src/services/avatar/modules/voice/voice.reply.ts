@@ -76,6 +76,10 @@ export interface ReplyContext {
 export interface ReplyTurn {
   /** What the reply answers (for a preemptive reply, the transcript guessed at the pause). */
   readonly transcript: Promise<string>
+  /** Where the sound that paused it began, while it is paused. */
+  readonly pausedAt: number | undefined
+  /** Spoken over (barge-in). */
+  readonly interrupted: boolean
   /** Runs the reply; scheduled in the socket's order. */
   run(): Promise<void>
   /** The turn ended with this reply's transcript: its frames go out. */
@@ -174,6 +178,8 @@ export function createReplyTurn(
     settings: ReplySettings
     /** Started before the end of the turn: held until `confirm`, and the budget is the confirmer's to count. */
     preemptive?: boolean
+    /** Paused from the start (without a `paused` frame): the sound that paused the reply this one replaces, at `atMs`. */
+    pausedAt?: number
   },
 ): ReplyTurn {
   const { settings } = options
@@ -188,6 +194,11 @@ export function createReplyTurn(
   let spoken: string | undefined
   let pausedAt: number | undefined
   let finished = false
+  if (options.pausedAt !== undefined) {
+    pausedAt = options.pausedAt
+    playback.pause()
+    outlet.hold('paused')
+  }
 
   const transcript = recognise()
   transcript.catch(() => {})
@@ -347,6 +358,12 @@ export function createReplyTurn(
 
   return {
     transcript,
+    get pausedAt() {
+      return pausedAt
+    },
+    get interrupted() {
+      return spoken !== undefined
+    },
     run,
     confirm: () => outlet.release('unconfirmed'),
     discard: () => discarding.abort(new Error('discarded')),

@@ -235,6 +235,8 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
   async function settle(guess: ReplyTurn, heard: Promise<string>, turnSettings: Settings) {
     current = guess
     const [text, guessed] = await Promise.all([heard.then((said) => said.trim(), () => undefined), guess.transcript.catch(() => undefined)])
+    // Spoken over meanwhile: the turn ended with `interrupted`, as a reply not yet started does.
+    if (guess.interrupted) return guess.discard()
     if (text !== undefined && text === guessed) {
       const denied = text ? await host.chat.admit() : undefined
       if (!denied) return guess.confirm()
@@ -245,7 +247,8 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
       })
     }
     guess.discard()
-    schedule(createReplyTurn(replyContext, { heard, settings: turnSettings }), true)
+    // A sound that paused the guess, not yet told apart from speech, holds this reply as well.
+    schedule(createReplyTurn(replyContext, { heard, settings: turnSettings, pausedAt: guess.pausedAt }), true)
   }
 
   function start(frame: Record<string, unknown>) {
