@@ -470,6 +470,48 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     client.socket.close()
   })
 
+  it('holds the turn\'s own reply for a sound heard while a dropped guess was being settled, and gives none when the sound was speech over it', async (t) => {
+    for (const [sound, minSpeechMs] of [
+      ['cough', 600],
+      ['speech', 250],
+    ] as const) {
+      // The guess at the pause is "hello", the turn "hello avatar"; the end of the first utterance takes the recogniser 400 ms.
+      const fake = createFakeAsrProvider({ text: 'hello avatar', streaming: true })
+      let slow = true
+      const asr = {
+        ...fake,
+        stream(language: string | undefined) {
+          const stream = fake.stream?.(language)
+          if (!stream || !slow) return stream
+          slow = false
+          return { ...stream, finish: () => stream.finish().then((text) => sleep(400).then(() => text)) }
+        },
+      }
+      const llm = createFakeLlm({ pieces: ['[emotion:happy][action:wave] Hi', ' you.'] })
+      const { client } = await voiceClient(t, { llm, asr, tts: createFakeTtsProvider() }, `voice-settle-${sound}`, { endOfTurnMs: 300, minSpeechMs })
+      await client.waitFor(is('voice.started'), 'voice.started')
+      // The sound starts right after the end of the turn, while the transcript is awaited.
+      await client.speakInRealTime(Buffer.concat([silencePcm(200), hello, silencePcm(330), sound === 'cough' ? ah : hm, silencePcm(700)]))
+      const paused = client.frames.findIndex(is('paused'))
+      assert.ok(paused > client.frames.findIndex(is('vad', (frame) => frame.speaking === false)), JSON.stringify(client.frames.map((frame) => frame.type)))
+      const after = (types: string[]) => client.frames.slice(paused).filter((frame) => types.includes(frame.type))
+      if (sound === 'cough') {
+        await client.waitFor(is('done'), 'the reply')
+        // Nothing of the reply before the page is told to play on.
+        assert.deepEqual(
+          after(['resumed', 'interrupted', 'transcript', 'token', 'audio', 'done']).map((frame) => frame.type).slice(0, 2),
+          ['resumed', 'transcript'],
+        )
+      } else {
+        // The speech over the turn's reply is the next turn: the first turn gets no reply after its interruption.
+        await client.waitFor(is('done'), 'the reply to the speech')
+        assert.deepEqual(after(['interrupted', 'done']).map((frame) => frame.type), ['interrupted', 'done'])
+        assert.equal(client.frames.filter(is('transcript', (frame) => frame.final === true)).length, 1)
+      }
+      client.socket.close()
+    }
+  })
+
   it('pauses at a sound over the reply and resumes when it is too short to be speech (a cough): the reply goes on whole', async (t) => {
     const asr = createFakeAsrProvider({ text: 'tell me a story' })
     const { model, release } = gatedModel(['[emotion:happy][action:speak] Once upon a time.', ' There was'], [' a fox.'])
@@ -491,6 +533,60 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     assert.deepEqual(
       (await storedMessages(app, 'voice-cough', 2)).map((message) => message.content),
       ['tell me a story', 'Once upon a time. There was a fox.'],
+    )
+    client.socket.close()
+  })
+
+  it('ends a paused reply whose synthesis fails with resumed and the error once the sound proves a cough, or with interrupted once it proves speech', async (t) => {
+    const base = createFakeTtsProvider()
+    // The second sentence, written while the page is paused, cannot be synthesised.
+    const tts: TtsProvider = {
+      ...base,
+      synthesize: (request) => (request.text.startsWith('There') ? Promise.reject(new Error('the voice broke')) : base.synthesize(request)),
+    }
+    for (const [sound, minSpeechMs] of [
+      ['cough', 600],
+      ['speech', 250],
+    ] as const) {
+      const { model, release } = gatedModel(['[emotion:happy][action:speak] Once upon a time.', ' There was'], [' a fox.'])
+      const { client } = await voiceClient(t, { llm: model, asr: createFakeAsrProvider({ text: 'tell me a story' }), tts }, `voice-paused-fail-${sound}`, { endOfTurnMs: 300, minSpeechMs })
+      client.speak(Buffer.concat([silencePcm(200), hello, silencePcm(1200)]))
+      await client.waitFor(is('audio'), 'the first sentence')
+      const from = client.frames.length
+      const speaking = client.speakInRealTime(Buffer.concat([silencePcm(100), sound === 'cough' ? ah : hm, silencePcm(500)]))
+      await client.waitFor(is('paused'), 'paused', from)
+      // The model writes on and the synthesis fails while the page is paused.
+      release()
+      await speaking
+      if (sound === 'cough') {
+        await client.waitFor(is('error'), 'the error, once the page plays on', from)
+        const ends = client.frames.slice(from).filter((frame) => ['resumed', 'error', 'interrupted', 'done'].includes(frame.type))
+        assert.deepEqual(ends, [{ type: 'resumed' }, { type: 'error', message: 'Speech synthesis failed: the voice broke' }])
+      } else {
+        assert.deepEqual(await client.waitFor(is('interrupted'), 'interrupted', from), { type: 'interrupted', replyText: 'Once upon a time.' })
+        // (The speech is a turn of its own, whose reply ends as it will.)
+        const next = client.frames.findIndex((frame, index) => index >= from && frame.type === 'transcript')
+        const ends = client.frames.slice(from, next === -1 ? undefined : next).filter((frame) => ['resumed', 'error', 'interrupted', 'done'].includes(frame.type))
+        assert.deepEqual(ends, [{ type: 'interrupted', replyText: 'Once upon a time.' }], JSON.stringify(client.frames.slice(from).map((frame) => frame.type)))
+      }
+      client.socket.close()
+    }
+  })
+
+  it('ends a reply started at a pause that fails before the turn ends with its error once, and the next utterance interrupts nothing', async (t) => {
+    const asr = createFakeAsrProvider({ text: 'hello avatar', streaming: true, partial: 'whole' })
+    const llm = createFakeLlm({ pieces: ['Fine.', ' And', ' you'], failAfter: 2 })
+    const { client } = await voiceClient(t, { llm, asr, tts: createFakeTtsProvider() }, 'voice-preempt-fails', { endOfTurnMs: 500 })
+    await client.waitFor(is('voice.started'), 'voice.started')
+    await client.speakInRealTime(Buffer.concat([silencePcm(200), hello, silencePcm(700)]))
+    await client.waitFor(is('error'), 'the model error')
+    const from = client.frames.length
+    await client.speakInRealTime(Buffer.concat([silencePcm(100), hm, silencePcm(700)]))
+    await client.waitFor(is('error'), 'the second turn\'s error', from)
+    // Each turn: its transcript, the tokens written before the failure, its error; no interruption.
+    assert.deepEqual(
+      client.frames.filter((frame) => frame.type !== 'token' && frame.final !== false).map((frame) => frame.type),
+      ['voice.started', 'vad', 'vad', 'transcript', 'error', 'vad', 'vad', 'transcript', 'error'],
     )
     client.socket.close()
   })
@@ -733,6 +829,56 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     await client.waitFor(is('done'), 'the typed reply', later)
     client.send({ type: 'voice.start', encoding: 'opus' })
     await client.waitFor(is('voice.started'), 'voice.started again', later)
+    client.socket.close()
+  })
+
+  it('refuses a turn whose preemptive reply waits behind a typed turn when the budget is spent, and speech after the refusal interrupts nothing', async (t) => {
+    const asr = createFakeAsrProvider({ text: 'hello avatar', streaming: true, partial: 'whole' })
+    const { model, release } = gatedModel(['[emotion:happy][action:speak] Typed.'], [' Done.'])
+    const { app } = await buildAvatarApp(t, { env: { AVATAR_RATE_LIMIT: '2/min' }, deps: { avatar: { llm: model, asr, tts: createFakeTtsProvider() } } })
+    const client = await openClient(await app.listen({ port: 0, host: '127.0.0.1' }), 'voice-preempt-refused')
+    // voice.start and the typed turn use the 2 of the minute; the typed turn's model waits.
+    client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 500 })
+    await client.waitFor(is('voice.started'), 'voice.started')
+    client.send({ type: 'chat', userText: 'typed' })
+    await client.waitFor(is('token'), 'the typed turn under way')
+    // A spoken turn whose reply starts at its pause, behind the typed turn, and is refused at its end.
+    await client.speakInRealTime(Buffer.concat([silencePcm(200), hello, silencePcm(700)]))
+    const from = client.frames.length
+    // The person speaks again before the typed turn is over.
+    await client.speakInRealTime(Buffer.concat([silencePcm(100), hm, silencePcm(700)]))
+    await client.waitFor(is('vad', (frame) => frame.speaking === true), 'the next speech', from)
+    release()
+    await client.waitFor(is('done'), 'the typed reply')
+    const errors = () => client.frames.filter(is('error', (frame) => /^Rate limit exceeded/.test(String(frame.message))))
+    await client.waitFor(() => errors().length === 2, 'both spoken turns refused')
+    assert.ok(!client.frames.some((frame) => frame.type === 'interrupted' || frame.type === 'paused'), JSON.stringify(client.frames.map((frame) => frame.type)))
+    client.socket.close()
+  })
+
+  it('keeps a typed frame sent while a typed turn runs and the person speaks with many pauses: the pauses do not fill the socket\'s queue', async (t) => {
+    const asr = createFakeAsrProvider({ text: 'hello avatar', streaming: true })
+    const { model, release } = gatedModel(['[emotion:happy][action:speak] Typed.'], [' Done.'])
+    const { client } = await voiceClient(t, { llm: model, asr, tts: createFakeTtsProvider() }, 'voice-many-pauses', { endOfTurnMs: 300 })
+    await client.waitFor(is('voice.started'), 'voice.started')
+    client.send({ type: 'chat', userText: 'typed' })
+    await client.waitFor(is('token'), 'the typed turn under way')
+    // One utterance with a dozen pauses long enough to start a reply and too short to end the turn.
+    const words = Array.from({ length: 12 }, () => [hm, silencePcm(250)]).flat()
+    client.speak(Buffer.concat([silencePcm(200), ...words, silencePcm(100)]))
+    const resumed = () => asr.utterances.length === 1 && client.frames.filter(is('vad', (frame) => frame.speaking === true)).length === 1
+    await within(
+      (async () => {
+        for (let attempt = 0; attempt < 500 && !(resumed() && asr.utterances[0].samples >= (hm.length / 2) * 12); attempt++) await sleep(10)
+      })(),
+      () => 'the utterance analysed',
+    )
+    // A client following the protocol: one more typed frame, while the first is answered.
+    client.send({ type: 'chat', userText: 'and another' })
+    await sleep(200)
+    assert.equal(client.socket.readyState, WebSocket.OPEN, `closed; frames: ${JSON.stringify(client.frames.map((frame) => frame.type))}, ${asr.utterances.length} utterances`)
+    release()
+    await client.waitFor(() => client.frames.filter(is('done')).length === 2, 'both typed replies')
     client.socket.close()
   })
 

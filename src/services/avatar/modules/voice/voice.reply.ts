@@ -77,6 +77,10 @@ export interface ReplyContext {
 export interface ReplyTurn {
   /** What the reply answers (for a preemptive reply, the transcript guessed at the pause). */
   readonly transcript: Promise<string>
+  /** Where the sound that paused it began, while it is paused. */
+  readonly pausedAt: number | undefined
+  /** Spoken over (barge-in). */
+  readonly interrupted: boolean
   /** Runs the reply; scheduled in the socket's order. */
   run(): Promise<void>
   /** The turn ended with this reply's transcript: its frames go out. */
@@ -175,6 +179,8 @@ export function createReplyTurn(
     settings: ReplySettings
     /** Started before the end of the turn: held until `confirm`, and the budget is the confirmer's to count. */
     preemptive?: boolean
+    /** Paused from the start (without a `paused` frame): the sound that paused the reply this one replaces, at `atMs`. */
+    pausedAt?: number
   },
 ): ReplyTurn {
   const { settings } = options
@@ -189,6 +195,11 @@ export function createReplyTurn(
   let spoken: string | undefined
   let pausedAt: number | undefined
   let finished = false
+  if (options.pausedAt !== undefined) {
+    pausedAt = options.pausedAt
+    playback.pause()
+    outlet.hold('paused')
+  }
 
   const transcript = recognise()
   transcript.catch(() => {})
@@ -212,7 +223,8 @@ export function createReplyTurn(
   interruption.signal.addEventListener(
     'abort',
     () => {
-      if (context.gone.aborted || spoken !== undefined) return
+      // A discarded reply sends nothing (it may still be the current one until its run ends).
+      if (context.gone.aborted || discarding.signal.aborted || spoken !== undefined) return
       spoken = playback.said()
       outlet.close()
       void context.send({ type: 'interrupted', replyText: spoken })
@@ -229,6 +241,10 @@ export function createReplyTurn(
     let outcome = 'closed'
     try {
       outcome = await reply(mark)
+      // A reply that ends while its frames are held (an error written while paused, or before a
+      // preemptive reply is confirmed) lasts until they go out or are dropped: until then it is
+      // the reply that `resumed`, `interrupted` and the confirmation are for, and the socket's next turn waits.
+      await outlet.flowing()
     } finally {
       finished = true
       context.log.info({ sessionId: context.sessionId, outcome, preemptive: options.preemptive === true, ms: timings, responseTime: performance.now() - started }, 'voice turn')
@@ -343,6 +359,12 @@ export function createReplyTurn(
 
   return {
     transcript,
+    get pausedAt() {
+      return pausedAt
+    },
+    get interrupted() {
+      return spoken !== undefined
+    },
     run,
     confirm: () => outlet.release('unconfirmed'),
     discard: () => discarding.abort(new Error('discarded')),

@@ -121,6 +121,9 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
   let current: ReplyTurn | undefined
   // The reply started at a pause of the utterance in progress, not yet confirmed by the end of the turn.
   let preempted: ReplyTurn | undefined
+  // A preemptive reply scheduled but not yet running (a typed turn holds the socket's queue): while
+  // it waits, another pause starts none (it would only wait too, and each holds a place in the queue).
+  let queuedGuess: ReplyTurn | undefined
   // The utterance in progress, recognised as it is spoken (when the recogniser can).
   let hearing: { stream: RecognitionStream; sinceRead: number; reading: boolean; told: string; announced: boolean } | undefined
 
@@ -172,7 +175,9 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
   /** Runs the reply in the socket's order; `confirmed` ones are the current reply at once. */
   function schedule(turn: ReplyTurn, confirmed: boolean) {
     if (confirmed) current = turn
+    else queuedGuess = turn
     host.schedule(async () => {
+      if (queuedGuess === turn) queuedGuess = undefined
       try {
         await turn.run()
       } catch (error) {
@@ -188,7 +193,7 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
   /** The person paused: the reply to what was heard so far starts now, its frames held until the turn ends. */
   function onPause() {
     const utterance = hearing
-    if (!deps.preemptive || preempted || !utterance || !settings) return
+    if (!deps.preemptive || preempted || queuedGuess || !utterance || !settings) return
     preempted = createReplyTurn(replyContext, { heard: utterance.stream.partial(), settings, preemptive: true })
     schedule(preempted, false)
   }
@@ -226,6 +231,8 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
   async function settle(guess: ReplyTurn, heard: Promise<string>, turnSettings: Settings) {
     current = guess
     const [text, guessed] = await Promise.all([heard.then((said) => said.trim(), () => undefined), guess.transcript.catch(() => undefined)])
+    // Spoken over meanwhile: the turn ended with `interrupted`, as a reply not yet started does.
+    if (guess.interrupted) return guess.discard()
     if (text !== undefined && text === guessed) {
       const denied = text ? await host.chat.admit() : undefined
       if (!denied) return guess.confirm()
@@ -236,7 +243,8 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
       })
     }
     guess.discard()
-    schedule(createReplyTurn(replyContext, { heard, settings: turnSettings }), true)
+    // A sound that paused the guess, not yet told apart from speech, holds this reply as well.
+    schedule(createReplyTurn(replyContext, { heard, settings: turnSettings, pausedAt: guess.pausedAt }), true)
   }
 
   function start(frame: Record<string, unknown>) {
