@@ -232,7 +232,9 @@ export function createReplyTurn(
     { once: true },
   )
   discarding.signal.addEventListener('abort', () => outlet.close(), { once: true })
-  context.gone.addEventListener('abort', () => outlet.close(), { once: true })
+  // The socket outlives its replies: the listener goes with the run (or with a run that never ran).
+  const closeOutlet = () => outlet.close()
+  context.gone.addEventListener('abort', closeOutlet, { once: true })
 
   async function run(): Promise<void> {
     const started = performance.now()
@@ -247,6 +249,7 @@ export function createReplyTurn(
       await outlet.flowing()
     } finally {
       finished = true
+      context.gone.removeEventListener('abort', closeOutlet)
       context.log.info({ sessionId: context.sessionId, outcome, preemptive: options.preemptive === true, ms: timings, responseTime: performance.now() - started }, 'voice turn')
     }
   }

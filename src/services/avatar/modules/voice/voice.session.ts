@@ -218,7 +218,14 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
     const heard = utterance?.stream.finish()
     heard?.catch(() => {})
     if (!settings) return
-    if (guess && heard) return void settle(guess, heard, settings)
+    if (guess && heard) {
+      return void settle(guess, heard, settings).catch((error: unknown) => {
+        // A bug, or the budget's store failing: the guess goes, and the turn with it.
+        guess.discard()
+        host.log.error({ err: error }, 'voice turn failed')
+        if (!host.gone.aborted) void send({ type: 'error', message: INTERNAL_ERROR_DETAIL })
+      })
+    }
     guess?.discard()
     schedule(createReplyTurn(replyContext, { heard: heard ?? audio, settings }), true)
   }
