@@ -176,13 +176,20 @@ interface Dom {
 
 /**
  * Opens the page and turns voice mode on (hands-free unless `mode` says otherwise), with
- * `endOfTurnMs`; `probe` installs the audio probe (AUDIO_PROBE) before the page loads.
+ * `endOfTurnMs`; `probe` installs the audio probe (AUDIO_PROBE) before the page loads, `watch`
+ * is handed the page before it opens anything (to listen to its WebSocket).
  */
-export async function startTalking(browser: Browser, base: string, endOfTurnMs: number, options: { mode?: 'hands-free' | 'push-to-talk'; probe?: boolean } = {}): Promise<Page> {
+export async function startTalking(
+  browser: Browser,
+  base: string,
+  endOfTurnMs: number,
+  options: { mode?: 'hands-free' | 'push-to-talk'; probe?: boolean; watch?: (page: Page) => void } = {},
+): Promise<Page> {
   const context = await browser.newContext()
   await context.grantPermissions(['microphone'], { origin: base })
   if (options.probe) await context.addInitScript(AUDIO_PROBE)
   const page = await context.newPage()
+  options.watch?.(page)
   await page.goto(`${base}/avatar`)
   await page.waitForFunction(() => (globalThis as unknown as Dom).document.querySelector('#status')?.textContent?.startsWith('Ready'))
   await page.evaluate((ms) => {
