@@ -162,10 +162,10 @@ export const AUDIO_PROBE = `(() => {
   }
 })()`
 
-/** When a source stops sounding: where it was stopped, or the end of its buffer. */
-export function sourceEnd(source: SourceStart): number {
+/** When a source sounds: from its start to where it was stopped or its buffer ends (empty when stopped before it began). */
+export function soundingSpan(source: SourceStart): { from: number; to: number } {
   const end = source.when + source.length - source.offset
-  return source.stoppedAt === undefined ? end : Math.min(end, Math.max(source.when, source.stoppedAt))
+  return { from: source.when, to: source.stoppedAt === undefined ? end : Math.max(source.when, Math.min(end, source.stoppedAt)) }
 }
 
 // The DOM as the callbacks that run in the page use it (this project compiles against Node's types).
