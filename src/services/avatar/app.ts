@@ -55,7 +55,7 @@ export const avatarService: ServiceDefinition<AvatarConfig, SpeechProviders & Co
     const asr = deps.asr ?? createAsrProvider(config.transcription)
     const cors = avatarCors(config.corsOrigins)
     const metrics = createAvatarMetrics(deps.metrics, { ttsQueued: tts.queued ? () => tts.queued?.() ?? 0 : undefined })
-    const conversation = createConversation({ ...deps, llm, config: config.chat, log: app.log, metrics, speech: { asr, tts } })
+    const conversation = createConversation({ ...deps, llm, config: config.chat, log: app.log, metrics, speech: { asr, tts, preemptive: config.transcription.preemptive } })
     app.addHook('onClose', () => conversation.close())
 
     await app.register(

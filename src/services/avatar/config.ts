@@ -100,6 +100,7 @@ const transcriptionEnvSchema = {
   AVATAR_ASR_POCKETSPHINX_COMMAND: Env.string('the pocketsphinx_continuous command (a name on PATH or a path)', { default: 'pocketsphinx_continuous' }),
   AVATAR_ASR_POCKETSPHINX_MODEL: Env.string('the directory of the pocketsphinx en-us model', { default: '/usr/share/pocketsphinx/model/en-us' }),
   AVATAR_ASR_POCKETSPHINX_STREAMING: Env.boolean(true),
+  AVATAR_VOICE_PREEMPTIVE: Env.boolean(true),
 }
 
 type TranscriptionEnv = Static<TObject<typeof transcriptionEnvSchema>> & { AVATAR_ASR_API_KEY?: string; AVATAR_ASR_BASE_URL?: string; AVATAR_ASR_MODEL: string }
@@ -110,6 +111,8 @@ function buildTranscriptionConfig(env: TranscriptionEnv) {
     timeoutMs: parseDuration(env.AVATAR_ASR_TIMEOUT),
     openai: { apiKey: env.AVATAR_ASR_API_KEY, baseUrl: env.AVATAR_ASR_BASE_URL, model: env.AVATAR_ASR_MODEL },
     pocketsphinx: { command: env.AVATAR_ASR_POCKETSPHINX_COMMAND, modelDir: env.AVATAR_ASR_POCKETSPHINX_MODEL, streaming: env.AVATAR_ASR_POCKETSPHINX_STREAMING },
+    /** Voice mode starts the reply at the person's pause (docs/avatar-protocol.md, "Preemptive replies"). */
+    preemptive: env.AVATAR_VOICE_PREEMPTIVE,
   }
 }
 

@@ -79,11 +79,16 @@ async function openClient(base: string, sessionId: string): Promise<Client> {
   }
 }
 
-/** The session's history once it holds `count` messages (an interrupted exchange is stored after `interrupted` is sent). */
+/**
+ * The session's history once it holds `count` messages: a spoken exchange is stored when the
+ * page has played the reply (its audio's duration after it was sent), or at the interruption.
+ */
 async function storedMessages(app: { inject: (options: { method: 'GET'; url: string }) => Promise<{ json(): unknown }> }, sessionId: string, count: number) {
   for (let attempt = 0; ; attempt++) {
-    const body = (await app.inject({ method: 'GET', url: `/v1/session/${sessionId}/history` })).json() as { messages?: Array<{ role: string; content: string }> }
-    if ((body.messages?.length ?? 0) >= count || attempt >= 200) return body.messages ?? []
+    const body = (await app.inject({ method: 'GET', url: `/v1/session/${sessionId}/history` })).json() as {
+      messages?: Array<{ role: string; content: string; emotion?: string }>
+    }
+    if ((body.messages?.length ?? 0) >= count || attempt >= 1500) return body.messages ?? []
     await sleep(10)
   }
 }
@@ -165,9 +170,8 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
         assert.ok(new Set(visemes.map((span) => span.viseme)).size >= 4)
         assert.equal(visemes.at(-1)?.end_ms, frame.durationMs)
       }
-      const history = (await app.inject({ method: 'GET', url: '/v1/session/voice-local/history' })).json() as { messages: Array<{ content: string }> }
       assert.deepEqual(
-        history.messages.map((message) => message.content),
+        (await storedMessages(app, 'voice-local', 2)).map((message) => message.content),
         [transcript.text, done.replyText],
       )
       client.socket.close()
@@ -232,9 +236,10 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     const seconds = (heard?.samples.length ?? 0) / 16000
     assert.ok(seconds > hello.length / 2 / RATE - 0.3 && seconds < hello.length / 2 / RATE + 1, `utterance of ${seconds} s`)
 
-    const history = (await app.inject({ method: 'GET', url: '/v1/session/voice-1/history' })).json() as { messages: Array<{ role: string; content: string; emotion?: string }> }
+    // Not yet stored: the page is still playing the reply (1.9 s of the fake's audio).
+    assert.equal((await storedMessages(app, 'voice-1', 0)).length, 0)
     assert.deepEqual(
-      history.messages.map(({ role, content, emotion }) => ({ role, content, emotion })),
+      (await storedMessages(app, 'voice-1', 2)).map(({ role, content, emotion }) => ({ role, content, emotion })),
       [
         { role: 'user', content: 'hello avatar', emotion: undefined },
         { role: 'assistant', content: 'Hello there. How are you today?', emotion: 'happy' },
@@ -328,9 +333,15 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     client.speak(Buffer.concat([silencePcm(200), hello, silencePcm(1200)]))
     await client.waitFor(is('audio'), 'the first sentence')
     const from = client.frames.length
-    // The model waits, still writing; the person talks again.
-    client.speak(Buffer.concat([hm, silencePcm(100)]))
-    await client.waitFor(is('vad', (frame) => frame.speaking === true), 'the barge-in', from)
+    // The model waits, still writing; the person talks again, at a microphone's pace, once the
+    // first sentence has started playing (20 ms after it was sent).
+    await client.speakInRealTime(Buffer.concat([silencePcm(100), hm, silencePcm(100)]))
+    // The page is told to stop at the first frame of speech, before it is known to be speech;
+    // the interruption follows once it has lasted minSpeechMs.
+    const paused = await client.waitFor(is('paused'), 'paused', from)
+    const barge = await client.waitFor(is('vad', (frame) => frame.speaking === true), 'the barge-in', from)
+    assert.ok(client.frames.indexOf(paused) < client.frames.indexOf(barge))
+    assert.ok(Number(paused.atMs) < Number(barge.atMs), `paused at ${paused.atMs}, speech confirmed at ${barge.atMs}`)
     const interrupted = await client.waitFor(is('interrupted'), 'interrupted', from)
     assert.deepEqual(interrupted, { type: 'interrupted', replyText: 'Once upon a time.' })
     assert.equal(state.aborted, true)
@@ -372,7 +383,7 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     await client.waitFor(is('audio'), 'the first sentence')
     await started
     const from = client.frames.length
-    client.speak(Buffer.concat([hm, silencePcm(100)]))
+    await client.speakInRealTime(Buffer.concat([silencePcm(100), hm, silencePcm(100)]))
     const barge = await client.waitFor(is('vad', (frame) => frame.speaking === true), 'the barge-in', from)
     const interrupted = await client.waitFor(is('interrupted'), 'interrupted while the synthesis is stuck', from)
     assert.deepEqual(interrupted, { type: 'interrupted', replyText: 'Once upon a time.' })
@@ -382,6 +393,120 @@ describe('voice mode on /ws', { skip: engineIndependent }, () => {
     assert.deepEqual(
       (await storedMessages(app, 'voice-stuck', 2)).map((message) => message.content),
       ['a story please', 'Once upon a time.'],
+    )
+    client.socket.close()
+  })
+
+  it('starts the reply at the pause, before the end of the turn, and sends it the moment the turn ends when the transcript is the one guessed', async (t) => {
+    const asr = createFakeAsrProvider({ text: 'hello avatar', streaming: true, partial: 'whole' })
+    let modelStarted: number | undefined
+    const llm = createFakeLlm({ pieces: ['[emotion:happy][action:wave] Hello', ' there.', ' Nice day.'] })
+    const counted: LlmPort = {
+      ...llm,
+      stream(request) {
+        modelStarted ??= performance.now()
+        return llm.stream(request)
+      },
+    }
+    const { app } = await buildAvatarApp(t, { deps: { avatar: { llm: counted, asr, tts: createFakeTtsProvider() } } })
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const client = await openClient(base, 'voice-preemptive')
+    client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 500 })
+    await client.waitFor(is('voice.started'), 'voice.started')
+    let endOfTurnAt: number | undefined
+    client.socket.on('message', (data) => {
+      if (endOfTurnAt === undefined && String(data).includes('"speaking":false')) endOfTurnAt = performance.now()
+    })
+    await client.speakInRealTime(Buffer.concat([silencePcm(200), hello, silencePcm(700)]))
+    const done = await client.waitFor(is('done'), 'done')
+    assert.ok(modelStarted !== undefined && endOfTurnAt !== undefined)
+    // The model was asked 150 ms before the 500 ms of silence were over (to a frame of 32 ms), not after them.
+    assert.ok(modelStarted < endOfTurnAt - 100, `model asked ${Math.round(endOfTurnAt - modelStarted)} ms before the end of the turn`)
+    // Nothing of the reply reached the client before the end of the turn; then all of it, in order, once.
+    const types = client.frames.map((frame) => frame.type)
+    const end = client.frames.findIndex(is('vad', (frame) => frame.speaking === false))
+    assert.ok(types.slice(0, end).every((type) => type === 'voice.started' || type === 'vad' || type === 'transcript'))
+    assert.deepEqual(client.frames.slice(end + 1, end + 2), [{ type: 'transcript', text: 'hello avatar', final: true }])
+    assert.equal(types.filter((type) => type === 'done').length, 1)
+    assert.equal(client.frames.filter(is('transcript', (frame) => frame.final === true)).length, 1)
+    assert.equal(done.replyText, 'Hello there. Nice day.')
+    assert.equal(llm.requests.length, 1)
+    assert.deepEqual(
+      (await storedMessages(app, 'voice-preemptive', 2)).map((message) => message.content),
+      ['hello avatar', 'Hello there. Nice day.'],
+    )
+    client.socket.close()
+  })
+
+  it('drops a reply started at a pause when the person speaks on, or when the transcript is not the one guessed: nothing of it is sent or stored', async (t) => {
+    // The guess at each pause is the first word only: never the whole transcript.
+    const asr = createFakeAsrProvider({ text: 'hello avatar', streaming: true })
+    const llm = createFakeLlm({ pieces: ['[emotion:happy][action:wave] Hi', ' you.'] })
+    const { app } = await buildAvatarApp(t, { deps: { avatar: { llm, asr, tts: createFakeTtsProvider() } } })
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const client = await openClient(base, 'voice-preempt-dropped')
+    client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 300 })
+    // A 250 ms pause inside the turn (a reply starts after 150 ms of it, then the person goes on), then the end.
+    await client.speakInRealTime(Buffer.concat([silencePcm(200), hello, silencePcm(250), weather, silencePcm(700)]))
+    await client.waitFor(is('done'), 'done')
+    // Asked at the pause ("hello"), at the end of speech ("hello" again), and for the turn.
+    assert.ok(llm.requests.length >= 2, `${llm.requests.length} model calls`)
+    assert.equal(llm.requests.at(-1)?.at(-1)?.content, 'hello avatar')
+    assert.equal(client.frames.filter(is('transcript', (frame) => frame.final === true)).length, 1)
+    assert.equal(client.frames.filter(is('done')).length, 1)
+    assert.equal(client.frames.filter(is('token')).map((frame) => frame.content).join(''), 'Hi you.')
+    assert.ok(!client.frames.some((frame) => frame.type === 'paused' || frame.type === 'interrupted'))
+    assert.deepEqual(
+      (await storedMessages(app, 'voice-preempt-dropped', 2)).map((message) => message.content),
+      ['hello avatar', 'Hi you.'],
+    )
+    client.socket.close()
+  })
+
+  it('pauses at a sound over the reply and resumes when it is too short to be speech (a cough): the reply goes on whole', async (t) => {
+    const asr = createFakeAsrProvider({ text: 'tell me a story' })
+    const { model, release } = gatedModel(['[emotion:happy][action:speak] Once upon a time.', ' There was'], [' a fox.'])
+    const { app } = await buildAvatarApp(t, { deps: { avatar: { llm: model, asr, tts: createFakeTtsProvider() } } })
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const client = await openClient(base, 'voice-cough')
+    client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 300, minSpeechMs: 600 })
+    client.speak(Buffer.concat([silencePcm(200), hello, silencePcm(1200)]))
+    // (hello is 600 ms of speech and more; "ah" is not.)
+    await client.waitFor(is('audio'), 'the first sentence')
+    const from = client.frames.length
+    await client.speakInRealTime(Buffer.concat([silencePcm(100), ah, silencePcm(400)]))
+    await client.waitFor(is('paused'), 'paused', from)
+    await client.waitFor(is('resumed'), 'resumed', from)
+    release()
+    const done = await client.waitFor(is('done'), 'done', from)
+    assert.equal(done.replyText, 'Once upon a time. There was a fox.')
+    assert.ok(!client.frames.slice(from).some((frame) => frame.type === 'interrupted' || frame.type === 'vad'))
+    // The sentence written while paused came after `resumed`.
+    const resumedAt = client.frames.findIndex(is('resumed'))
+    assert.ok(client.frames.findIndex(is('audio', (frame) => frame.index === 1)) > resumedAt)
+    assert.deepEqual(
+      (await storedMessages(app, 'voice-cough', 2)).map((message) => message.content),
+      ['tell me a story', 'Once upon a time. There was a fox.'],
+    )
+    client.socket.close()
+  })
+
+  it('is interrupted while the page still plays a reply the server has finished sending, and stores the sentences that had started playing', async (t) => {
+    // Each sentence plays for a second or more (the fake speaks 60 ms a character).
+    const llm = createFakeLlm({ pieces: ['[emotion:happy][action:speak] Once upon a time.', ' There was a fox.', ' The end of it all.'] })
+    const { app } = await buildAvatarApp(t, { deps: { avatar: { llm, asr: createFakeAsrProvider({ text: 'a story' }), tts: createFakeTtsProvider() } } })
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const client = await openClient(base, 'voice-playing')
+    client.send({ type: 'voice.start', sampleRate: 16000, endOfTurnMs: 300 })
+    client.speak(Buffer.concat([silencePcm(200), hello, silencePcm(1200)]))
+    await client.waitFor(is('done'), 'done: everything sent')
+    const from = client.frames.length
+    await client.speakInRealTime(Buffer.concat([silencePcm(100), hm, silencePcm(100)]))
+    await client.waitFor(is('paused'), 'paused', from)
+    assert.deepEqual(await client.waitFor(is('interrupted'), 'interrupted', from), { type: 'interrupted', replyText: 'Once upon a time.' })
+    assert.deepEqual(
+      (await storedMessages(app, 'voice-playing', 2)).map((message) => message.content),
+      ['a story', 'Once upon a time.'],
     )
     client.socket.close()
   })

@@ -72,6 +72,27 @@ test('GET /dashboard is an HTML page in English or Danish (Accept-Language, ?lan
   assert.equal((await fixture.app.inject({ url: '/dashboard/assets/nothing.js' })).statusCode, 404)
 })
 
+test('the page loads its script as an ES module, and every module that script imports is served as JavaScript from this origin', async () => {
+  const page = await shared.app.inject({ url: '/dashboard' })
+  assert.match(page.body, /<script type="module" src="\/dashboard\/assets\/dashboard\.js"><\/script>/)
+  // Module scripts are fetched in CORS mode and refused unless served with a JavaScript type; the
+  // CSP (script-src 'self') admits only this origin, so every import must be a file beside it.
+  const served = new Set<string>()
+  const queue = ['dashboard.js']
+  for (let name = queue.shift(); name !== undefined && served.size < 100; name = queue.shift()) {
+    if (served.has(name)) continue
+    served.add(name)
+    const module = await shared.app.inject({ url: `/dashboard/assets/${name}` })
+    assert.equal(module.statusCode, 200, name)
+    assert.match(String(module.headers['content-type']), /^(text|application)\/javascript\b/, name)
+    for (const [, specifier] of module.body.matchAll(/^import\s(?:[^'"]*\sfrom\s)?['"]([^'"]+)['"]/gm)) {
+      assert.match(specifier, /^\.\/[a-z][a-z-]*\.js$/, `${name} imports ${specifier}: only modules beside it`)
+      queue.push(specifier.slice(2))
+    }
+  }
+  assert.ok(served.size > 1 && served.has('transaction-actions.js'), `the script is split into modules: ${[...served].join(', ')}`)
+})
+
 test('signing in trades the API key for an HttpOnly session cookie; the key is stored nowhere, the token only hashed', async () => {
   const fixture = await fresh()
   const { cookie, session, response } = await signIn(fixture)

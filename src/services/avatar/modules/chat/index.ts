@@ -30,7 +30,7 @@ export interface ConversationDeps {
   log: FastifyBaseLogger
   metrics?: AvatarMetrics
   /** The recogniser and synthesiser of voice mode on `/ws`; without them voice frames are refused. */
-  speech?: { asr: AsrProvider; tts: TtsProvider }
+  speech?: { asr: AsrProvider; tts: TtsProvider; preemptive: boolean }
 }
 
 /** The model the configuration asks for: none without a key, so replies come from the mock. */

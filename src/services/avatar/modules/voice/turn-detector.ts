@@ -9,16 +9,33 @@ export const VAD_SAMPLE_RATE = 16_000
 const FRAME_SAMPLES = 512
 const FRAME_MS = (FRAME_SAMPLES / VAD_SAMPLE_RATE) * 1000
 const PRE_SPEECH_PAD_FRAMES = 10
+/** Silero's probability at which a frame is speech, and under which it is silence (between: as before). */
+const POSITIVE_THRESHOLD = 0.5
+const NEGATIVE_THRESHOLD = 0.35
 
 export interface TurnDetectorOptions {
   /** Silence after speech that ends a turn. */
   endOfTurnMs: number
+  /** Silence after speech that makes a pause (`onPause`), at most `endOfTurnMs`; 0: the first quiet frame. */
+  pauseMs?: number
   /** Speech (frames the model hears as speech) a turn needs; shorter bursts are noise. */
   minSpeechMs: number
   /** An utterance this long ends its turn even without a pause (bounds the audio held). */
   maxUtteranceMs: number
+  /**
+   * The first frame the model hears as speech, before `minSpeechMs` tells speech from a cough:
+   * followed by `onSpeech`, or by `onDiscarded` when it was too short.
+   */
+  onSpeechStart?(atMs: number): void
   /** Speech has lasted `minSpeechMs`: someone is talking. `atMs` is the position in the audio received. */
   onSpeech(atMs: number): void
+  /**
+   * Speech (announced by `onSpeech`) has been silent for `pauseMs`, counted as the end-of-turn
+   * silence is. Followed by `onTurn` when the silence lasts, or by `onSpeechResumed`.
+   */
+  onPause?(atMs: number): void
+  /** Speech again after `onPause`, before the silence ended the turn. */
+  onSpeechResumed?(atMs: number): void
   /** A turn ended (silence, the utterance limit, or `end()`): its audio, 16 kHz mono. */
   onTurn(audio: Float32Array, atMs: number): void
   /** Speech that had been announced ended without making a turn. */
@@ -101,6 +118,11 @@ export async function createSileroTurnDetector(options: TurnDetectorOptions): Pr
   let frames = 0
   let speechStartFrame: number | undefined
   let announced = false
+  // Quiet frames since announced speech was last heard, counted as the frame processor counts
+  // its redemption frames; and whether they made a pause that speech has not yet ended.
+  let quietFrames = 0
+  let pausing = false
+  const pauseFrames = Math.max(1, Math.round(Math.min(options.pauseMs ?? 0, options.endOfTurnMs) / FRAME_MS))
   let pending = new Float32Array(0)
   // The last frames analysed, which open an utterance (the pad before its first speech frame, and that frame).
   const recent: Float32Array[] = []
@@ -108,8 +130,8 @@ export async function createSileroTurnDetector(options: TurnDetectorOptions): Pr
   const maxFrames = Math.ceil(options.maxUtteranceMs / FRAME_MS)
   const processor = new FrameProcessor(model.process, model.reset, {
     frameSamples: FRAME_SAMPLES,
-    positiveSpeechThreshold: 0.5,
-    negativeSpeechThreshold: 0.35,
+    positiveSpeechThreshold: POSITIVE_THRESHOLD,
+    negativeSpeechThreshold: NEGATIVE_THRESHOLD,
     redemptionFrames: Math.max(1, Math.round(options.endOfTurnMs / FRAME_MS)),
     minSpeechFrames: Math.max(1, Math.round(options.minSpeechMs / FRAME_MS)),
     // 320 ms of audio before the first speech frame go with the turn: a first word's onset is
@@ -121,6 +143,8 @@ export async function createSileroTurnDetector(options: TurnDetectorOptions): Pr
   processor.resume()
   const ended = () => {
     speechStartFrame = undefined
+    quietFrames = 0
+    pausing = false
     const was = announced
     announced = false
     return was
@@ -128,6 +152,17 @@ export async function createSileroTurnDetector(options: TurnDetectorOptions): Pr
   const handle = (event: Parameters<Parameters<FrameProcessor['process']>[1]>[0]) => {
     if (event.msg === Message.FrameProcessed) {
       frames++
+      // The frame processor's own thresholds, read on the same frame it is about to count.
+      if (event.probs.isSpeech >= POSITIVE_THRESHOLD) {
+        quietFrames = 0
+        if (pausing) {
+          pausing = false
+          options.onSpeechResumed?.(atMs())
+        }
+      } else if (announced && event.probs.isSpeech < NEGATIVE_THRESHOLD && ++quietFrames === pauseFrames) {
+        pausing = true
+        options.onPause?.(atMs())
+      }
       if (speechStartFrame !== undefined) options.onUtteranceAudio?.(event.frame)
       else {
         recent.push(event.frame)
@@ -136,6 +171,7 @@ export async function createSileroTurnDetector(options: TurnDetectorOptions): Pr
     } else if (event.msg === Message.SpeechStart) {
       speechStartFrame = frames
       options.onUtteranceAudio?.(joinSamples(recent.splice(0)))
+      options.onSpeechStart?.(atMs())
     } else if (event.msg === Message.SpeechRealStart) {
       announced = true
       options.onSpeech(atMs())

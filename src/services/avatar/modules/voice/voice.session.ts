@@ -1,9 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { INTERNAL_ERROR_DETAIL } from '../../errors.ts'
-import { type AsrProvider, encodeWav16, type RecognitionStream } from '../../providers/asr/index.ts'
-import { defaultVoiceFor, findVoice, SynthesisError, type TtsProvider, VOICES } from '../../providers/tts/index.ts'
-import { type VisemeSpan, visemeTimeline } from '../speech/index.ts'
-import { SentenceSplitter } from './sentences.ts'
+import type { AsrProvider, RecognitionStream } from '../../providers/asr/index.ts'
+import { findVoice, type TtsProvider, VOICES } from '../../providers/tts/index.ts'
+import { createReplyTurn, type ReplyTurn, type VoiceChat, type VoiceEvent } from './voice.reply.ts'
 import { createSileroTurnDetector, type TurnDetector, type TurnDetectorOptions, VAD_SAMPLE_RATE } from './turn-detector.ts'
 
 /** Bounds of what a client may set in `voice.start` (docs/avatar-protocol.md, "Voice mode"). */
@@ -11,6 +10,12 @@ const END_OF_TURN_MS = { min: 100, max: 3000, default: 500 }
 const MIN_SPEECH_MS = { min: 100, max: 1000, default: 250 }
 /** An utterance this long ends its turn without waiting for a pause: the audio a socket holds is bounded. */
 const MAX_UTTERANCE_MS = 30_000
+/**
+ * A preemptive reply starts this long before the end-of-turn silence is over: time enough to
+ * recognise, ask the model and synthesise a first sentence (about 50 ms with the mock on an idle
+ * core), while a shorter pause inside a sentence asks the model nothing.
+ */
+const PREEMPT_LEAD_MS = 150
 /** One second of 16-bit 16 kHz audio: the largest audio frame. */
 const MAX_FRAME_BYTES = 32_000
 /**
@@ -19,42 +24,10 @@ const MAX_FRAME_BYTES = 32_000
  * are dropped, with one error, until the detector has caught up.
  */
 const MAX_BACKLOG_SAMPLES = 10 * VAD_SAMPLE_RATE
-/** The header of the WAV the providers write, to time a WAV whose provider gave no timing. */
-const WAV_HEADER_BYTES = 44
 /** Audio between two partial transcripts (a partial is read only when the previous one is back). */
 const PARTIAL_EVERY_SAMPLES = 0.3 * VAD_SAMPLE_RATE
-const SHUTDOWN_MESSAGE = 'The server is restarting; please send the message again.'
 
-type Reply = { replyText: string; emotion: string; action: string }
-
-/** The frames voice mode sends, beside the chat's own. */
-export type VoiceEvent =
-  | { type: 'voice.started'; sampleRate: number; endOfTurnMs: number; minSpeechMs: number }
-  | { type: 'voice.stopped' }
-  | { type: 'vad'; speaking: boolean; atMs: number }
-  | { type: 'transcript'; text: string; final: boolean }
-  | { type: 'token'; content: string }
-  | { type: 'audio'; index: number; text: string; format: 'wav'; durationMs: number; visemes: VisemeSpan[] | null; audio: string }
-  | ({ type: 'done' } & Reply)
-  | { type: 'interrupted'; replyText: string }
-  | { type: 'error'; message: string }
-
-type ReplyOutcome = { type: 'done'; reply: Reply } | { type: 'error'; message: string } | { type: 'aborted' }
-
-/** What voice mode needs of the chat, which the chat module gives it (voice never imports chat). */
-export interface VoiceChat {
-  /** Counts one request against the client's budget: undefined when allowed, else the error sentence. */
-  admit(): Promise<string | undefined>
-  /**
-   * Runs the chat turn of `userText` (the same as a typed one), streaming its tokens, and stores
-   * nothing: `store` does, once the avatar has said the reply, or part of it (`said`).
-   */
-  stream(
-    userText: string,
-    meta: Record<string, unknown> | undefined,
-    options: { signal: AbortSignal; onToken(content: string): Promise<void> },
-  ): Promise<{ outcome: ReplyOutcome; store(said?: string): Promise<void> }>
-}
+export type { VoiceChat, VoiceEvent } from './voice.reply.ts'
 
 export interface VoiceDeps {
   asr: AsrProvider
@@ -63,6 +36,11 @@ export interface VoiceDeps {
   shutdownDeadline: AbortSignal
   /** The turn detector (tests may replace it; the default is Silero VAD). */
   detector?: (options: TurnDetectorOptions) => Promise<TurnDetector>
+  /**
+   * Starts the reply when the person pauses, before the end-of-turn silence is over, and sends
+   * it the moment the turn ends if the transcript is the same (AVATAR_VOICE_PREEMPTIVE).
+   */
+  preemptive: boolean
 }
 
 export interface VoiceHost {
@@ -126,10 +104,6 @@ function pcmToFloats(data: Buffer): Float32Array {
   return samples
 }
 
-function reason(error: unknown): string {
-  return error instanceof Error && error.message ? error.message : 'the provider failed'
-}
-
 /**
  * Voice mode of one socket: the microphone's audio goes through the turn detector; at each end
  * of turn the utterance is recognised, the chat turn runs, and each sentence of the reply is
@@ -146,8 +120,11 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
   let toldOff = false
   let backlog = 0
   let toldBacklog = false
-  // The reply running or waiting its turn: aborted by barge-in.
-  let current: AbortController | undefined
+  // The reply running or waiting its turn, until the page has played it: paused, resumed and
+  // interrupted by speech over it.
+  let current: ReplyTurn | undefined
+  // The reply started at a pause of the utterance in progress, not yet confirmed by the end of the turn.
+  let preempted: ReplyTurn | undefined
   // The utterance in progress, recognised as it is spoken (when the recogniser can).
   let hearing: { stream: RecognitionStream; sinceRead: number; reading: boolean; told: string; announced: boolean } | undefined
 
@@ -185,165 +162,85 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
     hearing = undefined
   }
 
-  function onTurn(audio: Float32Array, atMs: number) {
-    const utterance = hearing
-    hearing = undefined
-    // Closing the socket ends the detector, which hands over the speech it held: no one to answer.
-    if (host.gone.aborted) return utterance?.stream.cancel()
-    void send({ type: 'vad', speaking: false, atMs })
-    // The recogniser ends the utterance now, whatever the reply waits for (its decoder is free sooner).
-    const heard = utterance?.stream.finish()
-    heard?.catch(() => {})
-    const controller = new AbortController()
-    current = controller
-    const turnSettings = settings
+  const replyContext = {
+    log: host.log,
+    sessionId: host.sessionId,
+    chat: host.chat,
+    asr: deps.asr,
+    tts: deps.tts,
+    send,
+    gone: host.gone,
+    shutdownDeadline: deps.shutdownDeadline,
+  }
+
+  /** Runs the reply in the socket's order; `confirmed` ones are the current reply at once. */
+  function schedule(turn: ReplyTurn, confirmed: boolean) {
+    if (confirmed) current = turn
     host.schedule(async () => {
       try {
-        if (turnSettings) await runReply(heard ?? audio, turnSettings, controller.signal)
+        await turn.run()
       } catch (error) {
         // A bug, or the database failing to store the exchange: the socket and its next turns go on.
         host.log.error({ err: error }, 'voice turn failed')
         if (!host.gone.aborted) await send({ type: 'error', message: INTERNAL_ERROR_DETAIL })
       } finally {
-        if (current === controller) current = undefined
+        if (current === turn) current = undefined
       }
     })
   }
 
-  /** The transcript of a turn: the recogniser's, already running, or the whole utterance sent to the provider. */
-  async function recognise(heard: Promise<string> | Float32Array, language: string | undefined, signal: AbortSignal): Promise<string> {
-    if (!(heard instanceof Float32Array)) return (await heard).trim()
-    const result = await deps.asr.transcribe({
-      audio: encodeWav16(heard, VAD_SAMPLE_RATE),
-      filename: 'utterance.wav',
-      mimeType: 'audio/wav',
-      container: 'WAVE',
-      language,
-      signal,
-    })
-    return result.text.trim()
+  /** The person paused: the reply to what was heard so far starts now, its frames held until the turn ends. */
+  function onPause() {
+    const utterance = hearing
+    if (!deps.preemptive || preempted || !utterance || !settings) return
+    preempted = createReplyTurn(replyContext, { heard: utterance.stream.partial(), settings, preemptive: true })
+    schedule(preempted, false)
   }
 
-  async function runReply(heard: Promise<string> | Float32Array, turn: Settings, interrupted: AbortSignal): Promise<void> {
-    const started = performance.now()
-    const timings: Record<string, number> = {}
-    const mark = (name: string) => (timings[name] ??= Math.round(performance.now() - started))
-    // Everything that stops the reply: barge-in, the socket closing, the end of a stop's grace, a synthesis failure.
-    const halt = new AbortController()
-    const signal = AbortSignal.any([interrupted, host.gone, deps.shutdownDeadline, halt.signal])
-    // The sentences sent as audio: what the avatar has said.
-    const said: string[] = []
-    // Barge-in is told at once, whatever is still running (a synthesis, the model): the page
-    // stops now, and no frame of this reply follows. What was said by then is what is stored.
-    let spoken: string | undefined
-    const emit = (event: VoiceEvent) => (spoken === undefined ? send(event) : Promise.resolve())
-    const onInterrupted = () => {
-      if (host.gone.aborted || spoken !== undefined) return
-      spoken = said.join(' ')
-      void send({ type: 'interrupted', replyText: spoken })
+  function onSpeechResumed() {
+    preempted?.discard()
+    preempted = undefined
+  }
+
+  function onTurn(audio: Float32Array, atMs: number) {
+    const utterance = hearing
+    hearing = undefined
+    const guess = preempted
+    preempted = undefined
+    // Closing the socket ends the detector, which hands over the speech it held: no one to answer.
+    if (host.gone.aborted) {
+      guess?.discard()
+      return utterance?.stream.cancel()
     }
-    if (interrupted.aborted) onInterrupted()
-    else interrupted.addEventListener('abort', onInterrupted, { once: true })
-    let outcome = 'closed'
-    try {
-      outcome = await reply()
-    } finally {
-      interrupted.removeEventListener('abort', onInterrupted)
-      host.log.info({ sessionId: host.sessionId, outcome, ms: timings, responseTime: performance.now() - started }, 'voice turn')
-    }
+    void send({ type: 'vad', speaking: false, atMs })
+    // The recogniser ends the utterance now, whatever the reply waits for (its decoder is free sooner).
+    const heard = utterance?.stream.finish()
+    heard?.catch(() => {})
+    if (!settings) return
+    if (guess && heard) return void settle(guess, heard, settings)
+    guess?.discard()
+    schedule(createReplyTurn(replyContext, { heard: heard ?? audio, settings }), true)
+  }
 
-    async function ending(store?: (said?: string) => Promise<void>): Promise<string> {
-      if (host.gone.aborted) return 'closed'
-      if (spoken !== undefined) {
-        if (spoken && store) await store(spoken)
-        return 'interrupted'
-      }
-      await emit({ type: 'error', message: SHUTDOWN_MESSAGE })
-      return 'error'
-    }
-
-    async function reply(): Promise<string> {
-      if (signal.aborted) return ending()
-      let text: string
-      try {
-        text = await recognise(heard, turn.language, signal)
-      } catch (error) {
-        if (signal.aborted) return ending()
-        host.log.warn({ err: error }, 'voice turn: recognition failed')
-        await emit({ type: 'error', message: `Speech recognition failed: ${reason(error)}` })
-        return 'error'
-      }
-      mark('recognised')
-      if (signal.aborted) return ending()
-      await emit({ type: 'transcript', text, final: true })
-      if (!text) return 'empty'
-      const denied = await host.chat.admit()
-      if (denied) {
-        await emit({ type: 'error', message: denied })
-        return 'error'
-      }
-
-      const splitter = new SentenceSplitter()
-      let voice = turn.voice === undefined ? undefined : findVoice(turn.voice)
-      let speaking: Promise<void> = Promise.resolve()
-      let synthesisFailed: string | undefined
-      let sentences = 0
-      const speak = (sentence: string) => {
-        const index = sentences++
-        speaking = speaking.then(() => synthesize(sentence, index))
-      }
-
-      async function synthesize(sentence: string, index: number) {
-        if (signal.aborted) return
-        voice ??= defaultVoiceFor(sentence)
-        try {
-          const stream = await deps.tts.synthesize({ text: sentence, voice, ratePercent: 0, format: 'wav', signal })
-          const parts: Uint8Array[] = []
-          for await (const chunk of stream.chunks) parts.push(chunk)
-          const wav = Buffer.concat(parts)
-          const timing = stream.timing ? await stream.timing : undefined
-          if (signal.aborted) return
-          const sampleRate = wav.length >= 28 ? wav.readUInt32LE(24) : 22_050
-          const durationMs = Math.round(timing ? timing.durationMs : ((wav.length - WAV_HEADER_BYTES) / 2 / sampleRate) * 1000)
-          if (spoken !== undefined) return
-          mark('firstAudio')
-          // Said once handed to the socket (which queues it at once), even if its write waits for a slow reader.
-          said.push(sentence)
-          await emit({ type: 'audio', index, text: sentence, format: 'wav', durationMs, visemes: timing ? visemeTimeline(timing) : null, audio: wav.toString('base64') })
-        } catch (error) {
-          if (signal.aborted) return
-          synthesisFailed = error instanceof SynthesisError ? error.message : reason(error)
-          host.log.warn({ err: error }, 'voice turn: synthesis failed')
-          halt.abort(error)
-        }
-      }
-
-      const turnOf = await host.chat.stream(text, turn.meta, {
-        signal,
-        onToken: async (content) => {
-          if (signal.aborted) return
-          mark('firstToken')
-          await emit({ type: 'token', content })
-          for (const sentence of splitter.push(content)) speak(sentence)
-        },
+  /**
+   * The turn ended with a preemptive reply running: it is the reply if it answers the transcript
+   * the recogniser gives now (and the budget allows a turn); else it goes, unseen, and the turn
+   * gets its own.
+   */
+  async function settle(guess: ReplyTurn, heard: Promise<string>, turnSettings: Settings) {
+    current = guess
+    const [text, guessed] = await Promise.all([heard.then((said) => said.trim(), () => undefined), guess.transcript.catch(() => undefined)])
+    if (text !== undefined && text === guessed) {
+      const denied = text ? await host.chat.admit() : undefined
+      if (!denied) return guess.confirm()
+      guess.discard()
+      return host.schedule(async () => {
+        await send({ type: 'transcript', text, final: true })
+        await send({ type: 'error', message: denied })
       })
-      const result = turnOf.outcome
-      if (result.type === 'done' && !signal.aborted) for (const sentence of splitter.end()) speak(sentence)
-      if (result.type === 'error') halt.abort(new Error(result.message))
-      await speaking
-      if (synthesisFailed !== undefined) {
-        await emit({ type: 'error', message: `Speech synthesis failed: ${synthesisFailed}` })
-        return 'error'
-      }
-      if (result.type === 'error') {
-        await emit({ type: 'error', message: result.message })
-        return 'error'
-      }
-      if (signal.aborted || result.type === 'aborted') return ending(turnOf.store)
-      await turnOf.store()
-      await emit({ type: 'done', ...result.reply })
-      return 'done'
     }
+    guess.discard()
+    schedule(createReplyTurn(replyContext, { heard, settings: turnSettings }), true)
   }
 
   function start(frame: Record<string, unknown>) {
@@ -366,17 +263,26 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
       try {
         detector = await makeDetector({
           endOfTurnMs: read.endOfTurnMs,
+          pauseMs: Math.max(0, read.endOfTurnMs - PREEMPT_LEAD_MS),
           minSpeechMs: read.minSpeechMs,
           maxUtteranceMs: MAX_UTTERANCE_MS,
+          // Maybe someone speaking over the avatar: the page stops playing until it is known.
+          onSpeechStart: (atMs) => current?.pause(atMs),
           onSpeech: (atMs) => {
             if (hearing) hearing.announced = true
             void send({ type: 'vad', speaking: true, atMs })
             // Barge-in: the person speaks over the avatar's reply, or over the one about to start.
-            current?.abort(new Error('interrupted'))
+            current?.interrupt()
           },
+          onPause,
+          onSpeechResumed,
           onTurn,
           onUtteranceAudio,
-          onDiscarded,
+          onDiscarded: () => {
+            onDiscarded()
+            // Too short for speech (a cough, a knock): the avatar goes on.
+            current?.resume()
+          },
           onSilence: (atMs) => void send({ type: 'vad', speaking: false, atMs }),
         })
       } catch (error) {
@@ -437,7 +343,8 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
 
     close() {
       on = false
-      current?.abort(new Error('client disconnected'))
+      preempted?.discard()
+      preempted = undefined
       step(async () => {
         const ending = detector
         detector = undefined

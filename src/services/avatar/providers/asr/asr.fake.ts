@@ -10,10 +10,10 @@ interface FakeUtterance {
 /**
  * A deterministic recognizer for tests: answers `text` and records each request. With
  * `streaming`, voice mode recognises through its streams: a partial is the first word of `text`
- * once any audio came, the end gives `text`.
+ * (or all of it, with `partial: 'whole'`) once any audio came, the end gives `text`.
  */
 export function createFakeAsrProvider(
-  options: { text?: string; status?: RecognitionStatus; fail?: boolean; streaming?: boolean } = {},
+  options: { text?: string; status?: RecognitionStatus; fail?: boolean; streaming?: boolean; partial?: 'first word' | 'whole' } = {},
 ): AsrProvider & { requests: TranscriptionRequest[]; utterances: FakeUtterance[] } {
   const requests: TranscriptionRequest[] = []
   const utterances: FakeUtterance[] = []
@@ -23,7 +23,7 @@ export function createFakeAsrProvider(
     utterances.push(utterance)
     return {
       push: (samples) => void (utterance.samples += samples.length),
-      partial: async () => (utterance.samples > 0 ? text.split(' ')[0] : ''),
+      partial: async () => (utterance.samples === 0 ? '' : options.partial === 'whole' ? text : text.split(' ')[0]),
       async finish() {
         utterance.ended = 'finished'
         if (options.fail) throw new TranscriptionError('provider_failed', 'the fake recognizer was told to fail')

@@ -16,8 +16,9 @@ const LANGUAGES: Array<{ locale: Locale; name: string }> = [
 
 /**
  * The dashboard page: a sign-in form and the dashboard's frame with every label rendered here;
- * the script (assets/dashboard.js) signs in, fills the tables and draws the charts from the
- * merchant API. Every text is escaped; the configuration travels as inert JSON.
+ * the script (assets/dashboard.js, an ES module that imports one module per view beside it)
+ * signs in, fills the tables and draws the charts from the merchant API. Every text is escaped;
+ * the configuration travels as inert JSON.
  */
 export function renderDashboardPage(context: PageContext): string {
   const t: Messages = MESSAGES[context.locale]
@@ -47,7 +48,7 @@ export function renderDashboardPage(context: PageContext): string {
       </div>`
   return `${documentHead(context.locale, `${t.htmlTitle} – ${t.product}`, '/dashboard/assets/dashboard.css')}
 <script src="/dashboard/assets/webauthn-json.js" defer></script>
-<script src="/dashboard/assets/dashboard.js" defer></script>
+<script type="module" src="/dashboard/assets/dashboard.js"></script>
 </head>
 <body>
 <a class="skip" href="#main">${e('skip')}</a>

@@ -1,6 +1,6 @@
 // WebAuthn options and credentials as JSON (the server's @simplewebauthn shapes) to and from the
-// binary forms navigator.credentials takes and gives. Loaded before dashboard.js, which calls
-// window.TriadWebAuthn.create(options) and .get(options).
+// binary forms navigator.credentials takes and gives. Loaded before the page's modules, whose
+// sign-in-passkey.js calls window.TriadWebAuthn.create(options) and .get(options).
 ;(function () {
   'use strict'
 
