@@ -38,7 +38,7 @@ export type MicrophonePart = string | { file?: string; samples?: Float32Array; g
  * speech up to their last sample; 20 dB puts the end before that tail (an early end makes latency
  * look longer, never shorter) and the start after the breath before the first word.
  */
-function speechBounds(samples: Float32Array): { start: number; end: number } {
+export function speechBounds(samples: Float32Array): { start: number; end: number } {
   const window = RATE / 100
   const levels: number[] = []
   for (let start = 0; start + window <= samples.length; start += window) {
@@ -183,7 +183,7 @@ export async function startTalking(
   browser: Browser,
   base: string,
   endOfTurnMs: number,
-  options: { mode?: 'hands-free' | 'push-to-talk'; probe?: boolean; watch?: (page: Page) => void } = {},
+  options: { mode?: 'hands-free' | 'push-to-talk'; probe?: boolean; watch?: (page: Page) => void; minSpeechMs?: number } = {},
 ): Promise<Page> {
   const context = await browser.newContext()
   await context.grantPermissions(['microphone'], { origin: base })
@@ -192,9 +192,14 @@ export async function startTalking(
   options.watch?.(page)
   await page.goto(`${base}/avatar`)
   await page.waitForFunction(() => (globalThis as unknown as Dom).document.querySelector('#status')?.textContent?.startsWith('Ready'))
-  await page.evaluate((ms) => {
-    ;(globalThis as unknown as Dom).document.body.dataset.endOfTurnMs = String(ms)
-  }, endOfTurnMs)
+  await page.evaluate(
+    ([endOfTurn, minSpeech]) => {
+      const { dataset } = (globalThis as unknown as Dom).document.body
+      dataset.endOfTurnMs = String(endOfTurn)
+      if (minSpeech) dataset.minSpeechMs = String(minSpeech)
+    },
+    [endOfTurnMs, options.minSpeechMs ?? 0],
+  )
   if (options.mode) await page.selectOption('#talk-mode', options.mode)
   await page.click('#talk')
   return page

@@ -134,8 +134,9 @@ describe('the avatar page plays voice replies, in Chromium', { skip }, () => {
     assert.ok(Math.abs(two.when - (one.when + one.length)) < 1e-9)
     // Paused while the first was sounding; both stopped at that instant, the mouth at rest.
     assert.equal(observed.pause.sounding, true)
-    assert.equal(one.stoppedAt, observed.pause.at)
-    assert.equal(two.stoppedAt, observed.pause.at)
+    // (The probe reads the clock again as the page stops each source: it may have moved a render quantum or so.)
+    assert.ok(Math.abs(Number(one.stoppedAt) - observed.pause.at) < 0.05)
+    assert.ok(Math.abs(Number(two.stoppedAt) - observed.pause.at) < 0.05)
     assert.notEqual(observed.visemes[0], undefined)
     assert.deepEqual(observed.visemes.slice(1), ['sil', 'sil'])
     assert.equal(observed.held, true)
@@ -152,6 +153,6 @@ describe('the avatar page plays voice replies, in Chromium', { skip }, () => {
     // stop drops what plays and what is held: every source started since is stopped, nothing left.
     assert.equal(observed.active, false)
     assert.ok(observed.sources.slice(5).length >= 1)
-    for (const source of observed.sources.slice(5)) assert.equal(source.stoppedAt, observed.pausedAgain.at)
+    for (const source of observed.sources.slice(5)) assert.ok(Math.abs(Number(source.stoppedAt) - observed.pausedAgain.at) < 0.05)
   })
 })

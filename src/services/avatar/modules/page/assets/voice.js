@@ -176,7 +176,9 @@ export function createVoiceMode(ui) {
   }
 
   function startVoice() {
-    send(JSON.stringify({ type: 'voice.start', sampleRate: RATE, endOfTurnMs: Number(document.body.dataset.endOfTurnMs || 500), language: ui.language() || undefined }))
+    // Tests and benchmarks set the detector's timings on the page (data-end-of-turn-ms, data-min-speech-ms).
+    const { endOfTurnMs, minSpeechMs } = document.body.dataset
+    send(JSON.stringify({ type: 'voice.start', sampleRate: RATE, endOfTurnMs: Number(endOfTurnMs || 500), minSpeechMs: minSpeechMs ? Number(minSpeechMs) : undefined, language: ui.language() || undefined }))
   }
 
   async function on(mode) {
