@@ -122,7 +122,7 @@ const dataset = (page: Page, selector: string, key: string) =>
   )
 
 describe('speaking over the avatar page, in Chromium with a fake microphone', { skip }, () => {
-  it('barge-in: speech over the reply pauses it at once, then interrupts it; nothing plays after, the mouth rests, and the history keeps only what was sent before', async (t) => {
+  it('barge-in: speech over the reply pauses it at once, then interrupts it; nothing plays after, the mouth rests, and the history keeps only the sentences that had started playing', async (t) => {
     // The second sentence ("he might even have been made amiable himself") starts about 4 s after the first ends: the reply is playing, the model still writing.
     const conversation = await converse(t, (first) => [{ file: first, gapSeconds: 4 }, librivoxRecordings().find((entry) => entry.file.endsWith('-0930.wav'))?.file ?? ''])
     const { page, received, microphone } = conversation
