@@ -99,7 +99,8 @@ export function createVoiceMode(ui) {
     const at = now()
     if (frame.type === 'vad' && frame.speaking) {
       voice.hearing = { speechStart: at }
-      // Speech over a reply the server has finished sending (after `done` it no longer knows what plays).
+      // Speech over a reply the server believes played out (it reckons the page's playback from
+      // what it sent, which a busy page can lag behind): the page stops it itself.
       if (!voice.answering && playback.active) stopPlayback(voice.playingTurn)
     } else if (frame.type === 'vad' && !frame.speaking && voice.hearing) {
       voice.hearing.endOfTurn = at
