@@ -10,6 +10,8 @@ const ASSET_TYPES: Record<string, string> = {
   'opus-encoder.js': 'text/javascript; charset=utf-8',
   'recorder-worklet.js': 'text/javascript; charset=utf-8',
   'voice.js': 'text/javascript; charset=utf-8',
+  'voice-playback.js': 'text/javascript; charset=utf-8',
+  'wav-pcm.js': 'text/javascript; charset=utf-8',
 }
 
 // Everything the page needs comes from here: no CDN, no inline script, no third party.

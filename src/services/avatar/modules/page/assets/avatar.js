@@ -625,7 +625,8 @@ const talkButton = $('#talk')
 const holdButton = $('#hold')
 const listening = $('#listening')
 const heard = $('#heard')
-const voiceReply = { item: null, text: '' }
+// `item`: the reply arriving; `said`: the last one done, which may still be playing (and be interrupted).
+const voiceReply = { item: null, text: '', said: null }
 
 const voiceMode = createVoiceMode({
   context: audioContext,
@@ -649,6 +650,7 @@ const voiceMode = createVoiceMode({
     document.body.dataset.lastTranscript = text
     if (!text) return
     addMessage('user', text)
+    voiceReply.said = null
     voiceReply.item = addMessage('assistant', '')
     voiceReply.item.classList.add('streaming')
     voiceReply.text = ''
@@ -663,6 +665,7 @@ const voiceMode = createVoiceMode({
   onDone(reply) {
     const item = voiceReply.item
     voiceReply.item = null
+    voiceReply.said = item
     if (!item) return
     item.classList.remove('streaming')
     item.querySelector('.content').textContent = reply.replyText
@@ -671,12 +674,15 @@ const voiceMode = createVoiceMode({
     tagMessage(item, reply.emotion, reply.action)
   },
   onInterrupted(frame) {
-    const item = voiceReply.item
+    // The reply arriving, or the one done and still playing: it shows what the avatar got to say.
+    const item = voiceReply.item ?? voiceReply.said
     voiceReply.item = null
+    voiceReply.said = null
     if (item) {
       item.classList.remove('streaming')
       item.classList.add('interrupted')
       item.querySelector('.content').textContent = frame.replyText
+      item.querySelector('.tag')?.remove()
       tagMessage(item, state.emotion, 'stopped')
     }
     document.body.dataset.voiceInterrupted = String(Number(document.body.dataset.voiceInterrupted || 0) + 1)

@@ -1,34 +1,22 @@
 // Voice mode of the avatar page: the microphone streams to /ws (16 kHz 16-bit PCM, 20 ms
 // frames; or Opus packets where asked for and WebCodecs can, opus-encoder.js), the server
 // answers with vad, transcripts, tokens and the reply's sentences as audio with their viseme
-// timelines (docs/avatar-protocol.md, "Voice mode"). The sentences are
-// scheduled back to back on one AudioContext, so they play without gaps, and the mouth reads the
-// timeline of the one playing. Hands-free listens until turned off; push-to-talk sends audio
-// only while the button (or Space on it) is held.
+// timelines (docs/avatar-protocol.md, "Voice mode"); voice-playback.js plays them. Hands-free
+// listens until turned off; push-to-talk sends audio only while the button (or Space on it) is
+// held.
 //
 // Every turn is also measured on the AudioContext's clock (window.voiceTurns): the arrival of
-// each event, and the time the first reply sample is scheduled to play; and the capture time of
-// the first sample louder than −6 dBFS (window.voiceCapture.markerAt), which ties a test's
-// microphone file (a beep before the speech) to that clock; and the audio bytes sent since
-// window.voiceCapture.startedAt, up to lastSentAt (the encoding's cost). The browser test and
-// bench/avatar-voice-browser.ts read them.
-
+// each event, the time the first reply sample is scheduled to play, and when playback was paused,
+// resumed or stopped; and the capture time of the first sample louder than −6 dBFS
+// (window.voiceCapture.markerAt), which ties a test's microphone file (a beep before the speech)
+// to that clock; and the audio bytes sent since window.voiceCapture.startedAt, up to lastSentAt
+// (the encoding's cost). The browser tests and bench/avatar-voice-browser.ts read them.
 import { createOpusSender, opusWanted } from './opus-encoder.js'
+import { createVoicePlayback } from './voice-playback.js'
 
 const RATE = 16000
 const FRAME_SAMPLES = 320 // 20 ms at 16 kHz
 const MARKER = 0.5 // −6 dBFS
-// A sentence that arrives while nothing is playing starts this long after now, so that the
-// browser's audio thread has it before it is due.
-const LEAD_SECONDS = 0.02
-
-/** Base64 to an ArrayBuffer. */
-function bytesOf(text) {
-  const binary = atob(text)
-  const bytes = new Uint8Array(binary.length)
-  for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index)
-  return bytes.buffer
-}
 
 /** Averages the input samples that fall into each 16 kHz sample (a simple low-pass). */
 function downsampler(inputRate) {
@@ -67,10 +55,9 @@ export function createVoiceMode(ui) {
     encoding: 'pcm16',
     mode: 'hands-free',
     talking: false, // push-to-talk held
-    sources: [], // the reply's scheduled AudioBufferSourceNodes
-    timelines: [], // { start, end, visemes } on the context clock
-    nextStart: 0,
-    turn: null, // the measurement of the turn in progress
+    hearing: null, // the measurement of the turn being spoken
+    answering: null, // the measurement of the turn whose reply is arriving
+    playingTurn: null, // the measurement of the turn whose reply is playing (a reply plays on after `done`)
     played: 0,
   }
   window.voiceTurns = []
@@ -84,42 +71,35 @@ export function createVoiceMode(ui) {
     window.voiceCapture.audioBytes = (window.voiceCapture.audioBytes ?? 0) + frame.byteLength
     window.voiceCapture.lastSentAt = now()
   }
-
-  function stopPlayback() {
-    for (const source of voice.sources) {
-      source.onended = null
-      try {
-        source.stop()
-      } catch {}
-    }
-    voice.sources = []
-    voice.timelines = []
-    voice.nextStart = 0
-    ui.onSpeaking(false)
-  }
-
-  async function play(frame, turn) {
-    const context = ui.context()
-    const buffer = await context.decodeAudioData(bytesOf(frame.audio))
-    const source = context.createBufferSource()
-    source.buffer = buffer
-    source.connect(context.destination)
-    const start = Math.max(context.currentTime + LEAD_SECONDS, voice.nextStart)
-    voice.nextStart = start + buffer.duration
-    source.start(start)
-    voice.sources.push(source)
-    if (Array.isArray(frame.visemes)) voice.timelines.push({ start, end: start + buffer.duration, visemes: frame.visemes })
-    if (turn && turn.playStart === undefined) turn.playStart = start
-    ui.onSpeaking(true)
-    source.onended = () => {
-      voice.sources = voice.sources.filter((playing) => playing !== source)
+  const playback = createVoicePlayback({
+    context: ui.context,
+    onSpeaking: (speaking) => ui.onSpeaking(speaking),
+    onPlayed() {
       voice.played++
       document.body.dataset.voiceAudioPlayed = String(voice.played)
-      if (voice.sources.length === 0) {
-        voice.timelines = []
-        ui.onSpeaking(false)
-      }
-    }
+    },
+  })
+
+  /** Drops the reply's audio; `turn` (if any) records when playback stopped. */
+  function stopPlayback(turn) {
+    const stop = playback.stop()
+    if (turn && stop.sounding && turn.stopped === undefined) turn.stopped = stop.at
+  }
+
+  function play(frame, turn) {
+    voice.playingTurn = turn
+    playback
+      .add(frame)
+      .then((start) => {
+        if (turn && start !== undefined && turn.playStart === undefined) turn.playStart = start
+      })
+      .catch((error) => ui.onError(`Speech failed: ${error.message}`))
+  }
+
+  /** The turn a frame of the reply belongs to (one is made up if the page missed its start). */
+  function answering(at) {
+    voice.answering ??= { speechStart: at }
+    return voice.answering
   }
 
   function onMessage(event) {
@@ -128,29 +108,65 @@ export function createVoiceMode(ui) {
     if (frame.type === 'voice.started') {
       window.voiceCapture.encoding = frame.encoding
     } else if (frame.type === 'vad' && frame.speaking) {
-      voice.turn = { speechStart: at }
-    } else if (frame.type === 'vad' && !frame.speaking && voice.turn) {
-      voice.turn.endOfTurn = at
+      voice.hearing = { speechStart: at }
+      // Speech over a reply the server believes played out (it reckons the page's playback from
+      // what it sent, which a busy page can lag behind): the page stops it itself.
+      if (!voice.answering && playback.active) stopPlayback(voice.playingTurn)
+    } else if (frame.type === 'vad' && !frame.speaking && voice.hearing) {
+      voice.hearing.endOfTurn = at
     } else if (frame.type === 'transcript') {
       if (frame.final) {
-        if (voice.turn) voice.turn.transcript = at
-        if (voice.turn) voice.turn.text = frame.text
+        const turn = voice.hearing ?? { speechStart: at }
+        voice.hearing = null
+        turn.transcript = at
+        turn.text = frame.text
+        if (frame.text) voice.answering = turn
+        // A pause the server never ended belongs to a reply that is over.
+        if (frame.text && playback.paused) playback.stop()
         ui.onFinal(frame.text)
       } else ui.onPartial(frame.text)
     } else if (frame.type === 'token') {
-      if (voice.turn && voice.turn.firstToken === undefined) voice.turn.firstToken = at
+      const turn = answering(at)
+      if (turn.firstToken === undefined) turn.firstToken = at
       ui.onToken(frame.content)
     } else if (frame.type === 'audio') {
-      if (voice.turn && voice.turn.audioArrived === undefined) voice.turn.audioArrived = at
-      play(frame, voice.turn).catch((error) => ui.onError(`Speech failed: ${error.message}`))
+      const turn = answering(at)
+      if (turn.audioArrived === undefined) turn.audioArrived = at
+      play(frame, turn)
     } else if (frame.type === 'done') {
-      if (voice.turn) window.voiceTurns.push(voice.turn)
-      voice.turn = null
+      if (voice.answering) window.voiceTurns.push(voice.answering)
+      voice.answering = null
       ui.onDone(frame)
+    } else if (frame.type === 'paused') {
+      // Someone may be speaking over the reply: silent at once, kept where it is.
+      const turn = voice.answering ?? voice.playingTurn
+      const stop = playback.pause()
+      if (turn) {
+        turn.pauses ??= []
+        turn.pauses.push({ at, atMs: frame.atMs, stopped: stop.at, sounding: stop.sounding })
+        if (stop.sounding && turn.stopped === undefined) turn.stopped = stop.at
+      }
+      document.body.dataset.voicePaused = String(Number(document.body.dataset.voicePaused || 0) + 1)
+    } else if (frame.type === 'resumed') {
+      // It was not speech (a cough): the reply goes on from where it stopped.
+      const turn = voice.answering ?? voice.playingTurn
+      const again = playback.resume()
+      const pause = turn?.pauses?.at(-1)
+      if (pause) {
+        pause.resumed = at
+        pause.playsAgain = again
+      }
+      if (turn) delete turn.stopped
+      document.body.dataset.voiceResumed = String(Number(document.body.dataset.voiceResumed || 0) + 1)
     } else if (frame.type === 'interrupted') {
       // Barge-in: the server stopped the reply; so does the page, at once.
-      stopPlayback()
-      if (voice.turn) voice.turn.interrupted = at
+      const turn = voice.answering ?? voice.playingTurn
+      stopPlayback(turn)
+      if (turn) {
+        turn.interrupted = at
+        if (voice.answering === turn) window.voiceTurns.push(turn)
+      }
+      voice.answering = null
       ui.onInterrupted(frame)
     } else if (frame.type === 'error') {
       ui.onError(frame.message)
@@ -172,7 +188,9 @@ export function createVoiceMode(ui) {
 
   function startVoice() {
     const format = voice.encoding === 'opus' ? { encoding: 'opus', sampleRate: ui.context().sampleRate } : { sampleRate: RATE }
-    send(JSON.stringify({ type: 'voice.start', ...format, endOfTurnMs: Number(document.body.dataset.endOfTurnMs || 500), language: ui.language() || undefined }))
+    // Tests and benchmarks set the detector's timings on the page (data-end-of-turn-ms, data-min-speech-ms).
+    const { endOfTurnMs, minSpeechMs } = document.body.dataset
+    send(JSON.stringify({ type: 'voice.start', ...format, endOfTurnMs: Number(endOfTurnMs || 500), minSpeechMs: minSpeechMs ? Number(minSpeechMs) : undefined, language: ui.language() || undefined }))
   }
 
   async function on(mode) {
@@ -224,7 +242,7 @@ export function createVoiceMode(ui) {
     voice.socket = null
     socket?.close()
     voice.talking = false
-    stopPlayback()
+    stopPlayback(voice.playingTurn)
     ui.onState(false, voice.mode)
   }
 
@@ -238,7 +256,7 @@ export function createVoiceMode(ui) {
     press() {
       if (voice.mode !== 'push-to-talk' || voice.talking || !voice.capture) return
       voice.talking = true
-      stopPlayback()
+      stopPlayback(voice.playingTurn)
       startVoice()
       ui.onState(true, voice.mode, true)
     },
@@ -251,15 +269,7 @@ export function createVoiceMode(ui) {
       flushed.then(() => send(JSON.stringify({ type: 'voice.stop' })))
       ui.onState(true, voice.mode, false)
     },
-    /** The viseme playing now, or undefined when no reply is playing. */
-    viseme() {
-      if (voice.sources.length === 0) return undefined
-      const at = now()
-      const playing = voice.timelines.find((timeline) => at >= timeline.start && at < timeline.end)
-      if (!playing) return 'sil'
-      const ms = (at - playing.start) * 1000
-      for (const span of playing.visemes) if (ms >= span.start_ms && ms < span.end_ms) return span.viseme
-      return 'sil'
-    },
+    /** The viseme playing now, or undefined when no reply is playing or held. */
+    viseme: () => playback.viseme(),
   }
 }
