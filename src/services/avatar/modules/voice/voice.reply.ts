@@ -11,7 +11,7 @@ import { VAD_SAMPLE_RATE } from './turn-detector.ts'
 /** The header of the WAV the providers write, to time a WAV whose provider gave no timing. */
 const WAV_HEADER_BYTES = 44
 const SHUTDOWN_MESSAGE = 'The server is restarting; please send the message again.'
-/** How long after its arrival a page starts a sentence that finds nothing playing (voice.js LEAD_SECONDS). */
+/** How long after its arrival a page starts a sentence that finds nothing playing (voice-playback.js LEAD_SECONDS). */
 const PLAYBACK_LEAD_MS = 20
 
 type Reply = { replyText: string; emotion: string; action: string }
