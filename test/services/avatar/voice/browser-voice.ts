@@ -33,10 +33,12 @@ export interface MicrophoneFile {
 export type MicrophonePart = string | { file?: string; samples?: Float32Array; gapSeconds?: number }
 
 /**
- * Where the speech of a recording starts and ends: the first and the last 10 ms window within
- * 20 dB of the loudest one. LibriVox recordings keep breath and room noise at 20-35 dB under the
- * speech up to their last sample; 20 dB puts the end before that tail (an early end makes latency
- * look longer, never shorter) and the start after the breath before the first word.
+ * Where the speech of a recording starts and ends: the first 10 ms window that begins 50 ms
+ * within 20 dB of the loudest one, and the last window within those 20 dB. LibriVox recordings
+ * keep breath and room noise at 20-35 dB under the speech up to their last sample; 20 dB puts the
+ * end before that tail (an early end makes latency look longer, never shorter) and the start
+ * after the breath before the first word. The start asks for 50 ms because a single window of
+ * noise can reach the 20 dB: 0880's room noise does, 230 ms before its first word.
  */
 export function speechBounds(samples: Float32Array): { start: number; end: number } {
   const window = RATE / 100
@@ -47,7 +49,8 @@ export function speechBounds(samples: Float32Array): { start: number; end: numbe
     levels.push(Math.sqrt(sum / window))
   }
   const floor = Math.max(...levels) / 10 ** (20 / 20)
-  const first = levels.findIndex((level) => level > floor)
+  const sustained = 5
+  const first = levels.findIndex((_, index) => index + sustained <= levels.length && levels.slice(index, index + sustained).every((level) => level > floor))
   const last = levels.findLastIndex((level) => level > floor)
   return { start: (first * window) / RATE, end: ((last + 1) * window) / RATE }
 }
@@ -281,4 +284,15 @@ export async function speechEndsOnPage(page: Page, microphone: MicrophoneFile, t
   if (markerAt === undefined) return turns.map(() => undefined)
   const ends = microphone.speechEnds.map((end) => markerAt + end - microphone.markerSeconds)
   return turns.map((turn) => ends.find((end) => end <= turn.endOfTurn && turn.endOfTurn - end <= withinSeconds))
+}
+
+/** The page's session history once it holds `count` messages (the server stores an exchange when the page has played it), bounded by `timeoutMs`. */
+export async function pageHistory(page: Page, base: string, count: number, timeoutMs = 10_000): Promise<Array<{ role: string; content: string }>> {
+  const sessionId = await page.evaluate(() => localStorage.getItem('triad.avatar.session'))
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const body = (await (await fetch(`${base}/v1/session/${sessionId}/history`)).json()) as { messages?: Array<{ role: string; content: string }> }
+    if ((body.messages?.length ?? 0) >= count || Date.now() > deadline) return body.messages ?? []
+    await page.waitForTimeout(100)
+  }
 }

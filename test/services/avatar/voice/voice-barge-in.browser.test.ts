@@ -8,21 +8,7 @@ import { pocketsphinxInstalled } from '../../../../src/services/avatar/providers
 import { createFakeLlm } from '../../../../src/services/avatar/providers/llm/llm.fake.ts'
 import { chromiumSkipReason } from '../../../helpers/browser.ts'
 import { buildTestApp, engineIndependent } from '../../../helpers/build-app.ts'
-import {
-  audioSources,
-  fakeMicrophoneWav,
-  fileToPageClock,
-  LIBRIVOX,
-  launchWithMicrophone,
-  librivoxRecordings,
-  measuredTurns,
-  type MicrophoneFile,
-  type MicrophonePart,
-  type PageTurn,
-  recordingSamples,
-  soundingSpan,
-  startTalking,
-} from './browser-voice.ts'
+import { audioSources, fakeMicrophoneWav, fileToPageClock, launchWithMicrophone, LIBRIVOX, librivoxRecordings, measuredTurns, type MicrophoneFile, type MicrophonePart, pageHistory, type PageTurn, recordingSamples, soundingSpan, startTalking } from './browser-voice.ts'
 
 // Speaking over the avatar in Chromium: the fake microphone says a sentence, the avatar answers
 // with a long reply the model writes slowly (so the server is still replying when the next sound
@@ -104,16 +90,7 @@ async function frameIndex(conversation: Conversation, type: string, from: number
   }
 }
 
-/** The session's history once it holds `count` messages (the server stores an exchange when the page has played it), bounded by `timeoutMs`. */
-async function history(conversation: Conversation, count: number, timeoutMs = 10_000): Promise<Array<{ role: string; content: string }>> {
-  const sessionId = await conversation.page.evaluate(() => localStorage.getItem('triad.avatar.session'))
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const body = (await (await fetch(`${conversation.base}/v1/session/${sessionId}/history`)).json()) as { messages?: Array<{ role: string; content: string }> }
-    if ((body.messages?.length ?? 0) >= count || Date.now() > deadline) return body.messages ?? []
-    await conversation.page.waitForTimeout(100)
-  }
-}
+const history = (conversation: Conversation, count: number, timeoutMs?: number) => pageHistory(conversation.page, conversation.base, count, timeoutMs)
 
 const dataset = (page: Page, selector: string, key: string) =>
   page.evaluate(

@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core'
 import { pocketsphinxInstalled } from '../../../../src/services/avatar/providers/asr/pocketsphinx.asr.ts'
 import { chromiumSkipReason } from '../../../helpers/browser.ts'
 import { buildTestApp, engineIndependent } from '../../../helpers/build-app.ts'
-import { fakeMicrophoneWav, fileToPageClock, LIBRIVOX, launchWithMicrophone, librivoxRecordings, measuredTurns, pageAudioBytesPerSecond, pageClockReaches, pageEncoding, pageTurns, speechEndsOnPage, startTalking } from './browser-voice.ts'
+import { fakeMicrophoneWav, fileToPageClock, LIBRIVOX, launchWithMicrophone, librivoxRecordings, measuredTurns, pageAudioBytesPerSecond, pageClockReaches, pageEncoding, pageHistory, pageTurns, speechEndsOnPage, startTalking } from './browser-voice.ts'
 
 // Chromium's fake microphone speaks a LibriVox sentence of pocketsphinx-testdata to the page in
 // hands-free voice mode: the page streams it over /ws, pocketsphinx hears it as it is spoken,
@@ -144,11 +144,12 @@ describe('the avatar page in voice mode, in Chromium with a fake microphone', { 
     // About 20 ms a frame for the 4.1 s held (a loaded machine may start the press late).
     assert.ok(sent.held >= 120 && sent.held <= 260, `${sent.held} frames while held`)
     assert.deepEqual(texts, ['voice.start', 'voice.stop'])
-    const history = (await (await fetch(`${base}/v1/session/${await page.evaluate(() => localStorage.getItem('triad.avatar.session'))}/history`)).json()) as { messages: Array<{ role: string; content: string }> }
+    // Stored once the page has played the reply.
+    const history = await pageHistory(page, base, 2, 30_000)
     assert.deepEqual(
-      history.messages.map((message) => message.role),
+      history.map((message) => message.role),
       ['user', 'assistant'],
     )
-    assert.equal(history.messages[0].content, turn.text)
+    assert.equal(history[0].content, turn.text)
   })
 })
