@@ -35,16 +35,18 @@ export const SEARCH_OPTIONS: Readonly<Record<string, string>> = {
   '-fwdflat': 'no',
   '-bestpath': 'no',
   // Narrower search: at most 2500 active HMMs and 5 word exits a frame, phone lookahead over 5
-  // frames. Two to four times less CPU a second of audio than the default (0.10-0.15 of real time
-  // against 0.25-0.64 on this loaded 2-core machine), the same words on Debian's test recordings.
+  // frames. With 3000 HMMs, two to four times less CPU a second of audio than the default (0.10-0.15
+  // of real time against 0.25-0.64 on this loaded 2-core machine), the same words on Debian's
+  // test recordings.
   '-maxhmmpf': '2500',
   '-maxwpf': '5',
   '-pl_window': '5',
   // Cheaper acoustic scores: the top 2 Gaussians of each codebook (of 4), searched for every
-  // second frame only (the frames between reuse them). With 2500 HMMs instead of 3000: 0.51 of
-  // the CPU a second of speech of the search above alone (-maxhmmpf 3000, -topn 4, -ds 1), 24
-  // word errors instead of 25 on the 92 words of voice mode's test recordings (26.1 % against
-  // 27.2 %); `node bench/avatar-voice-decoder.ts`, bench/README.md "Decoder CPU per second of speech".
+  // second frame only (the frames between reuse them). With 2500 HMMs instead of 3000: a third
+  // fewer instructions a second of speech (253 M against 379 M, `sh
+  // bench/avatar-voice-decoder-callgrind.sh`), 0.51-0.92 of the CPU time depending on the load
+  // (`node bench/avatar-voice-decoder.ts --configs before`), and 24 word errors instead of 25 on
+  // the 92 words of voice mode's test recordings (bench/README.md, "Decoder CPU per second of speech").
   '-ds': '2',
   '-topn': '2',
 }
