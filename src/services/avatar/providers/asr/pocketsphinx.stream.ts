@@ -22,6 +22,35 @@ interface Native {
   getHyp: Call
 }
 
+/** The model files of Debian's pocketsphinx-en-us under `modelDir`. */
+export function modelOptions(modelDir: string): Record<string, string> {
+  return { '-hmm': join(modelDir, 'en-us'), '-lm': join(modelDir, 'en-us.lm.bin'), '-dict': join(modelDir, 'cmudict-en-us.dict') }
+}
+
+/** How a decoder searches (bench/avatar-voice-decoder.ts measures alternatives). */
+export const SEARCH_OPTIONS: Readonly<Record<string, string>> = {
+  // The first pass only: its hypothesis is final at once. The second and third passes
+  // (fwdflat, bestpath) take 100-350 ms at the end of each utterance for a few words
+  // fewer errors (bench/README.md, "Voice mode: word errors").
+  '-fwdflat': 'no',
+  '-bestpath': 'no',
+  // Narrower search: at most 2500 active HMMs and 5 word exits a frame, phone lookahead over 5
+  // frames. With 3000 HMMs, two to four times less CPU a second of audio than the default (0.10-0.15
+  // of real time against 0.25-0.64 on this loaded 2-core machine), the same words on Debian's
+  // test recordings.
+  '-maxhmmpf': '2500',
+  '-maxwpf': '5',
+  '-pl_window': '5',
+  // Cheaper acoustic scores: the top 2 Gaussians of each codebook (of 4), searched for every
+  // second frame only (the frames between reuse them). With 2500 HMMs instead of 3000: a third
+  // fewer instructions a second of speech (253 M against 379 M, `sh
+  // bench/avatar-voice-decoder-callgrind.sh`), 0.51-0.92 of the CPU time depending on the load
+  // (`node bench/avatar-voice-decoder.ts --configs before`), and 24 word errors instead of 25 on
+  // the 92 words of voice mode's test recordings (bench/README.md, "Decoder CPU per second of speech").
+  '-ds': '2',
+  '-topn': '2',
+}
+
 function loadNative(): Native | undefined {
   try {
     const sphinxbase = koffi.load('libsphinxbase.so.3')
@@ -30,23 +59,7 @@ function loadNative(): Native | undefined {
     const psArgs = pocketsphinx.func('void *ps_args()')
     return {
       configure: (modelDir) => {
-        const options = {
-          '-hmm': join(modelDir, 'en-us'),
-          '-lm': join(modelDir, 'en-us.lm.bin'),
-          '-dict': join(modelDir, 'cmudict-en-us.dict'),
-          '-logfn': '/dev/null',
-          // The first pass only: its hypothesis is final at once. The second and third passes
-          // (fwdflat, bestpath) take 100-350 ms at the end of each utterance for a few words
-          // fewer errors (bench/README.md, "Voice mode: word errors").
-          '-fwdflat': 'no',
-          '-bestpath': 'no',
-          // Narrower search: at most 3000 active HMMs and 5 word exits a frame, phone lookahead
-          // over 5 frames. Two to four times less CPU a second of audio (0.10-0.15 of real time
-          // against 0.25-0.64 on this loaded 2-core machine), the same words on Debian's test recordings.
-          '-maxhmmpf': '3000',
-          '-maxwpf': '5',
-          '-pl_window': '5',
-        }
+        const options = { ...modelOptions(modelDir), '-logfn': '/dev/null', ...SEARCH_OPTIONS }
         const args = Object.entries(options).flatMap(([name, value]) => ['str', name, 'str', value])
         return cmdLnInit(null, psArgs(), 1, ...args, 'void *', null)
       },
