@@ -72,6 +72,12 @@ const benchmarks: Benchmark[] = [
     unavailable: () => (existsSync('/usr/share/pocketsphinx/test/data/librivox') ? undefined : 'Debian package missing: pocketsphinx-testdata'),
   },
   {
+    name: 'avatar-voice-decoder',
+    file: 'bench/avatar-voice-decoder.ts',
+    smokeArgs: ['--smoke'],
+    unavailable: () => (existsSync('/usr/share/pocketsphinx/test/data/librivox') ? undefined : 'Debian package missing: pocketsphinx-testdata'),
+  },
+  {
     name: 'avatar-voice-browser',
     file: 'bench/avatar-voice-browser.ts',
     smokeArgs: ['--smoke'],
