@@ -22,15 +22,10 @@ import { modelOptions, SEARCH_OPTIONS } from '../src/services/avatar/providers/a
 import { joinSamples } from '../src/services/avatar/providers/asr/index.ts'
 import { createSileroTurnDetector } from '../src/services/avatar/modules/voice/turn-detector.ts'
 import { smoke } from './lib.ts'
+import { editDistance, references, words } from './word-errors.ts'
 
-const DATA = '/usr/share/pocketsphinx/test/data'
 const MODEL_DIR = '/usr/share/pocketsphinx/model/en-us'
 const RATE = 16_000
-const SETS = [
-  { dir: `${DATA}/librivox`, transcription: `${DATA}/librivox/transcription` },
-  { dir: `${DATA}/cards`, transcription: `${DATA}/cards/cards.transcription` },
-]
-
 /** Settings on top of the current ones (a value of null removes the current setting). */
 const CONFIGS: Record<string, Record<string, string | null>> = {
   current: {},
@@ -81,31 +76,6 @@ for (const name of chosen) if (!CONFIGS[name]) throw new Error(`unknown configur
 if (!chosen.includes('current') && !process.argv.includes('--alone')) chosen.unshift('current')
 
 // --- the recordings, cut into utterances as voice mode cuts them ---
-
-function references(): Array<{ file: string; words: string[] }> {
-  const out: Array<{ file: string; words: string[] }> = []
-  for (const set of SETS) {
-    for (const line of readFileSync(set.transcription, 'utf8').split('\n')) {
-      const match = /^<s>(.*)<\/s>\s*\((.+)\)$/.exec(line.trim())
-      if (match) out.push({ file: `${set.dir}/${match[2]}.wav`, words: words(match[1]) })
-    }
-  }
-  return out
-}
-
-function words(text: string): string[] {
-  return text.toLowerCase().split(/\s+/).filter(Boolean)
-}
-
-function editDistance(a: string[], b: string[]): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
-    previous = row
-  }
-  return previous[b.length]
-}
 
 /** 16 kHz samples as a page sends them (16-bit), with bench/avatar-voice-wer.ts's silence around. */
 function recording(file: string): Float32Array {

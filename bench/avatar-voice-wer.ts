@@ -10,37 +10,7 @@ import { decodeWav, resample } from '../src/services/avatar/providers/asr/wav-de
 import { createPocketsphinxProvider } from '../src/services/avatar/providers/asr/index.ts'
 import { framesOf, silencePcm } from '../test/services/avatar/voice/audio.ts'
 import { smoke, startTriad } from './lib.ts'
-
-const DATA = '/usr/share/pocketsphinx/test/data'
-const SETS = [
-  { dir: `${DATA}/librivox`, transcription: `${DATA}/librivox/transcription` },
-  { dir: `${DATA}/cards`, transcription: `${DATA}/cards/cards.transcription` },
-]
-
-function references(): Array<{ file: string; words: string[] }> {
-  const out: Array<{ file: string; words: string[] }> = []
-  for (const set of SETS) {
-    for (const line of readFileSync(set.transcription, 'utf8').split('\n')) {
-      const match = /^<s>(.*)<\/s>\s*\((.+)\)$/.exec(line.trim())
-      if (match) out.push({ file: `${set.dir}/${match[2]}.wav`, words: words(match[1]) })
-    }
-  }
-  return out
-}
-
-function words(text: string): string[] {
-  return text.toLowerCase().split(/\s+/).filter(Boolean)
-}
-
-function editDistance(a: string[], b: string[]): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
-    previous = row
-  }
-  return previous[b.length]
-}
+import { editDistance, references, words } from './word-errors.ts'
 
 function pcm16k(file: string): Buffer {
   const decoded = decodeWav(readFileSync(file))

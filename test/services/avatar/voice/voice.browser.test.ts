@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, it } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import type { Page } from 'playwright-core'
 import { pocketsphinxInstalled } from '../../../../src/services/avatar/providers/asr/pocketsphinx.asr.ts'
 import { chromiumSkipReason } from '../../../helpers/browser.ts'
@@ -18,18 +18,25 @@ const skip =
   (!pocketsphinxInstalled({ command: 'pocketsphinx_continuous', modelDir: '/usr/share/pocketsphinx/model/en-us' }) && 'pocketsphinx is not installed') ||
   (!existsSync(LIBRIVOX) && 'pocketsphinx-testdata is not installed')
 
+/**
+ * Chromium whose microphone says "he was not an ill disposed young man" (LibriVox 0880, 3 s)
+ * once, and an avatar instance with pocketsphinx listening on 127.0.0.1.
+ */
+async function oneSentence(t: TestContext) {
+  const dir = mkdtempSync(join(tmpdir(), 'triad-voice-page-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const recording = librivoxRecordings().find((entry) => entry.file.endsWith('-0880.wav'))
+  assert.ok(recording)
+  const microphone = fakeMicrophoneWav([recording.file], join(dir, 'microphone.wav'), { leadSeconds: 1.5, gapSeconds: 4 })
+  const browser = await launchWithMicrophone(microphone.path)
+  t.after(() => browser.close())
+  const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx', AVATAR_TTS_THREADS: '1' } })
+  return { recording, microphone, browser, base: await app.listen({ port: 0, host: '127.0.0.1' }) }
+}
+
 describe('the avatar page in voice mode, in Chromium with a fake microphone', { skip }, () => {
   it('hears a recorded sentence, shows the transcript, plays the reply and moves the mouth; the listening state is visible and the button is labelled', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'triad-voice-page-'))
-    t.after(() => rmSync(dir, { recursive: true, force: true }))
-    // "he was not an ill disposed young man" (3 s).
-    const recording = librivoxRecordings().find((entry) => entry.file.endsWith('-0880.wav'))
-    assert.ok(recording)
-    const microphone = fakeMicrophoneWav([recording.file], join(dir, 'microphone.wav'), { leadSeconds: 1.5, gapSeconds: 4 })
-    const browser = await launchWithMicrophone(microphone.path)
-    t.after(() => browser.close())
-    const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx', AVATAR_TTS_THREADS: '1' } })
-    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const { recording, microphone, browser, base } = await oneSentence(t)
 
     const page = await startTalking(browser, base, 500)
     await page.waitForSelector('#talk[aria-pressed="true"]', { timeout: 30_000 })
@@ -62,15 +69,7 @@ describe('the avatar page in voice mode, in Chromium with a fake microphone', { 
   })
 
   it('sends Opus packets (WebCodecs AudioEncoder) when the page is opened with ?voiceEncoding=opus, and the turn is heard as with PCM', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'triad-voice-opus-'))
-    t.after(() => rmSync(dir, { recursive: true, force: true }))
-    const recording = librivoxRecordings().find((entry) => entry.file.endsWith('-0880.wav'))
-    assert.ok(recording)
-    const microphone = fakeMicrophoneWav([recording.file], join(dir, 'microphone.wav'), { leadSeconds: 1.5, gapSeconds: 4 })
-    const browser = await launchWithMicrophone(microphone.path)
-    t.after(() => browser.close())
-    const { app } = await buildTestApp(t, { services: ['avatar'], env: { AVATAR_RATE_LIMIT: '0', AVATAR_ASR_PROVIDER: 'pocketsphinx', AVATAR_TTS_THREADS: '1' } })
-    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const { recording, browser, base } = await oneSentence(t)
     const page = await startTalking(browser, base, 500, { query: '?voiceEncoding=opus' })
     await page.waitForFunction(() => (globalThis as unknown as { voiceCapture?: { encoding?: string } }).voiceCapture?.encoding !== undefined, undefined, { timeout: 30_000 })
     assert.equal(await pageEncoding(page), 'opus')
