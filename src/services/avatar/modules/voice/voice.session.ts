@@ -275,6 +275,13 @@ export function createVoiceSession(deps: VoiceDeps, host: VoiceHost): VoiceSessi
       }
       try {
         await decoder.ready
+      } catch (error) {
+        on = false
+        decoder.close()
+        host.log.error({ err: error }, 'the Opus decoder could not start')
+        return void (await send({ type: 'error', message: 'The Opus decoder could not start on this instance; send 16-bit PCM ("encoding":"pcm16")' }))
+      }
+      try {
         detector = await makeDetector({
           endOfTurnMs: read.endOfTurnMs,
           pauseMs: Math.max(0, read.endOfTurnMs - PREEMPT_LEAD_MS),
