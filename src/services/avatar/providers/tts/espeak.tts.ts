@@ -74,7 +74,12 @@ export function createEspeakProvider(options: EspeakOptions = {}): TtsProvider &
       format: request.format,
       port: channel.port2,
     }
-    const result: Promise<EspeakResult> = getPool().run(task, { transferList: [channel.port2], signal: request.signal })
+    // The request's signal is not handed to the pool: piscina stops a running task by terminating
+    // its thread, and the thread that replaces it loads espeak-ng again (seconds), which the next
+    // sentence waits for (a voice reply dropped or interrupted mid-sentence delayed the next reply's
+    // first audio by 2.3 s in bench/avatar-voice.ts). A segment is at most SEGMENT_CHARS: an
+    // aborted request stops at the next segment instead.
+    const result: Promise<EspeakResult> = getPool().run(task, { transferList: [channel.port2] })
     result.catch((error: unknown) => audio.destroy(new SynthesisError('Speech synthesis failed', { cause: error })))
     return { audio, result }
   }
