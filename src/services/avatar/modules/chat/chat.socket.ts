@@ -91,7 +91,9 @@ const SocketDescription = [
   'Voice mode: after `{"type":"voice.start","sampleRate":16000}` the client streams its microphone as binary frames (16-bit PCM, 16 kHz, mono;',
   'or, after `{"type":"voice.start","encoding":"opus"}`, one raw Opus packet per frame, as WebCodecs AudioEncoder writes them);',
   'each turn is detected (`vad`), recognised (`transcript`: partial ones with `final:false` while the person speaks, from the local English recogniser; the final one at the end of the turn), answered (`token`…) and spoken sentence by sentence (`audio`: WAV as base64 with its',
-  'viseme timeline) before `done`; speaking over the avatar stops it (`interrupted`). `{"type":"voice.stop"}` ends it.',
+  'viseme timeline) before `done`; the reply starts at the person\'s pause and is sent the moment the turn ends when the transcript is the one guessed.',
+  'A sound over the avatar, while it answers or while the page plays the answer, pauses it (`paused`); it is interrupted (`interrupted`) when the sound lasts minSpeechMs, else resumed (`resumed`).',
+  '`{"type":"voice.stop"}` ends voice mode.',
   'The server pings every AVATAR_WS_HEARTBEAT and closes a socket that did not answer the previous ping.',
   'Without a WebSocket upgrade the route answers 426. See docs/avatar-protocol.md.',
 ].join(' ')
