@@ -14,7 +14,6 @@ export interface ReplyOutlet<Event> {
   release(reason: HoldReason): void
   /** Drops what is queued and everything after. */
   close(): void
-  readonly held: boolean
   readonly closed: boolean
   /** True once nothing holds the frames (at once if nothing does), false if the outlet closed first. */
   flowing(): Promise<boolean>
@@ -60,9 +59,6 @@ export function createReplyOutlet<Event>(send: (event: Event) => Promise<void>, 
       queue = []
       reasons.clear()
       settle(false)
-    },
-    get held() {
-      return reasons.size > 0
     },
     get closed() {
       return closed

@@ -195,11 +195,13 @@ export function createReplyTurn(
   let spoken: string | undefined
   let pausedAt: number | undefined
   let finished = false
-  if (options.pausedAt !== undefined) {
-    pausedAt = options.pausedAt
+  /** Holds the reply's frames and its playback's reckoning from `atMs` (the page is told by the caller). */
+  const holdFrom = (atMs: number) => {
+    pausedAt = atMs
     playback.pause()
     outlet.hold('paused')
   }
+  if (options.pausedAt !== undefined) holdFrom(options.pausedAt)
 
   const transcript = recognise()
   transcript.catch(() => {})
@@ -373,9 +375,7 @@ export function createReplyTurn(
     discard: () => discarding.abort(new Error('discarded')),
     pause(atMs) {
       if (finished || outlet.closed || pausedAt !== undefined) return
-      pausedAt = atMs
-      playback.pause()
-      outlet.hold('paused')
+      holdFrom(atMs)
       void context.send({ type: 'paused', atMs })
     },
     resume() {
