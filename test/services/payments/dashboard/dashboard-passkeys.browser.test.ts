@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { Page } from 'playwright-core'
 import { chromiumSkipReason } from '../../../helpers/browser.ts'
 import { type PageDocument, shot, start, useBrowser } from './dashboard-page.ts'
 import { awaitSignInMail, inviteUser } from './sign-in-links.ts'
@@ -11,23 +10,6 @@ import { awaitSignInMail, inviteUser } from './sign-in-links.ts'
 // a secure context and a host name as relying party: http://localhost is both.
 useBrowser(['--host-resolver-rules=MAP localhost 127.0.0.1'])
 
-/** A platform authenticator (CTAP2, resident keys, user verified) that answers every ceremony by itself. */
-async function addVirtualAuthenticator(page: Page) {
-  const cdp = await page.context().newCDPSession(page)
-  await cdp.send('WebAuthn.enable', { enableUI: false })
-  await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-  })
-}
-
-/** Opens the dashboard and asks for an e-mailed sign-in link for `email`. */
-async function askForSignInLink(page: Page, base: string, email: string) {
-  await page.goto(`${base}/dashboard`)
-  await page.getByLabel('E-mail address').fill(email)
-  await page.getByRole('button', { name: 'Send sign-in link' }).click()
-  await page.locator('#email-sent').waitFor()
-}
-
 describe('merchant users\' passkeys in the dashboard, in Chromium', { skip: chromiumSkipReason() }, () => {
   it('signed in by an e-mailed link, a user adds a passkey, signs out, and signs in with the passkey as themselves', { timeout: 60_000 }, async (t) => {
     const fixture = await start(t, { locale: 'en-GB', viewport: { width: 1280, height: 900 } })
@@ -35,8 +17,16 @@ describe('merchant users\' passkeys in the dashboard, in Chromium', { skip: chro
     const base = fixture.base.replace('127.0.0.1', 'localhost')
     const email = 'cy@shop.example'
     const userId = await inviteUser(app, owner.key, merchant.id, email)
-    await addVirtualAuthenticator(page)
-    await askForSignInLink(page, base, email)
+    const cdp = await page.context().newCDPSession(page)
+    await cdp.send('WebAuthn.enable', { enableUI: false })
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    })
+
+    await page.goto(`${base}/dashboard`)
+    await page.getByLabel('E-mail address').fill(email)
+    await page.getByRole('button', { name: 'Send sign-in link' }).click()
+    await page.locator('#email-sent').waitFor()
     const { link } = await awaitSignInMail(db, email)
     assert.ok(link.startsWith(`${base}/dashboard`), link)
     await page.goto(link)
@@ -66,8 +56,16 @@ describe('merchant users\' passkeys in the dashboard, in Chromium', { skip: chro
     const base = fixture.base.replace('127.0.0.1', 'localhost')
     const email = 'di@shop.example'
     const userId = await inviteUser(app, owner.key, merchant.id, email)
-    await addVirtualAuthenticator(page)
-    await askForSignInLink(page, base, email)
+    const cdp = await page.context().newCDPSession(page)
+    await cdp.send('WebAuthn.enable', { enableUI: false })
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    })
+
+    await page.goto(`${base}/dashboard`)
+    await page.getByLabel('E-mail address').fill(email)
+    await page.getByRole('button', { name: 'Send sign-in link' }).click()
+    await page.locator('#email-sent').waitFor()
     await page.goto((await awaitSignInMail(db, email)).link)
     await page.getByRole('button', { name: 'Continue' }).click()
     const section = page.locator('#passkeys')
