@@ -100,16 +100,19 @@ describe('PostgreSQL faults, one request at a time', { skip }, () => {
     assert.equal(after.status, 404, 'the hung connection was dropped, not given to the next request')
   })
 
-  it('answers 504 outcome_unknown, not 503, when the connection is lost during COMMIT', async (t) => {
+  /**
+   * A keyed capture whose connection breaks at its COMMIT (`fault`, applied once its stored
+   * answer is written, the last statement before the COMMIT), answered 504; then the same
+   * request sent again with the same key, as a client does.
+   */
+  async function captureInDoubt(t: Parameters<typeof buildTestApp>[0], fault: 'blackhole' | 'deafen') {
     const { proxy, base, database, direct } = await listeningApp(t)
     const { appKey, transactionId } = await authorizeOverHttp(base, 1000)
-    // The last statement of a capture before its COMMIT sends its writes together
-    // (core/db/write-batch.ts): from then on nothing reaches the database, COMMIT included.
-    // The COMMIT's bytes are lost; the proxy forwards again half a second later, so the
-    // database is reachable (on other connections) when the 504 is answered.
+    let armed = true
     database.observeQueries(({ sql: text }) => {
-      if (!/^with w0 as \(insert into "payments_lines"/.test(text)) return
-      proxy.blackhole()
+      if (!armed || !/^insert into "payments_idempotency"/.test(text)) return
+      armed = false
+      proxy[fault]()
       setTimeout(() => void proxy.up(), 500)
     })
     const started = performance.now()
@@ -121,11 +124,52 @@ describe('PostgreSQL faults, one request at a time', { skip }, () => {
     assert.equal(response.headers.get('retry-after'), null, 'nobody is invited to resend it blindly')
     assert.ok(performance.now() - started < 5000)
     await proxy.up()
-    const row = await direct.db.selectFrom('payments_transactions').select('captured_amount').where('id', '=', transactionId).executeTakeFirstOrThrow()
-    assert.equal(row.captured_amount, 0, 'the COMMIT never reached the database: nothing was applied')
-    // The same key is not freed for a resend that could apply the capture twice.
+    const captured = async () =>
+      (await direct.db.selectFrom('payments_transactions').select('captured_amount').where('id', '=', transactionId).executeTakeFirstOrThrow()).captured_amount
+    const resend = async () => {
+      const resent = await fetch(`${base}/transactions/${transactionId}/captures`, capture)
+      return { status: resent.status, replayed: resent.headers.get('idempotent-replayed'), body: await resent.text() }
+    }
+    return { captured, resend }
+  }
+
+  it('answers 504 outcome_unknown when the COMMIT is lost on its way; the same key then runs the capture, once', async (t) => {
+    const { captured, resend } = await captureInDoubt(t, 'blackhole')
+    assert.equal(await captured(), 0, 'the COMMIT never reached the database: nothing was applied')
+    const first = await resend()
+    assert.equal(first.status, 201, first.body)
+    assert.equal(first.replayed, null, 'run as a new request')
+    assert.equal((JSON.parse(first.body) as { transaction: { capturedAmount: number } }).transaction.capturedAmount, 100)
+    const again = await resend()
+    assert.equal(again.replayed, 'true')
+    assert.equal(again.body, first.body, 'the answer stored with the capture, byte for byte')
+    assert.equal(await captured(), 100)
+  })
+
+  it('answers 504 outcome_unknown when the COMMIT is done but its answer lost; the same key then replays it, never captures twice', async (t) => {
+    const { captured, resend } = await captureInDoubt(t, 'deafen')
+    assert.equal(await captured(), 100, 'the COMMIT reached the database: the capture and its answer are stored')
+    const first = await resend()
+    assert.equal(first.status, 201, first.body)
+    assert.equal(first.replayed, 'true', 'answered from the stored answer, committed with the capture')
+    assert.equal((JSON.parse(first.body) as { transaction: { capturedAmount: number } }).transaction.capturedAmount, 100)
+    assert.equal((await resend()).body, first.body)
+    assert.equal(await captured(), 100, 'captured once')
+  })
+
+  it('a keyed capture answered 503 leaves nothing behind: the same key runs at once when the database is back', async (t) => {
+    const { proxy, base, direct } = await listeningApp(t)
+    const { appKey, transactionId } = await authorizeOverHttp(base, 1000)
+    const capture = { method: 'POST', headers: { ...json, authorization: basic(appKey), 'idempotency-key': 'refused' }, body: '{"amount":100}' }
+    await proxy.down()
+    const refused = await fetch(`${base}/transactions/${transactionId}/captures`, capture)
+    assert.equal(refused.status, 503, await refused.text())
+    await proxy.up()
     const resent = await fetch(`${base}/transactions/${transactionId}/captures`, capture)
-    assert.equal(resent.status, 409, await resent.text())
+    assert.equal(resent.status, 201, await resent.text())
+    assert.equal(resent.headers.get('idempotent-replayed'), null)
+    const row = await direct.db.selectFrom('payments_transactions').select('captured_amount').where('id', '=', transactionId).executeTakeFirstOrThrow()
+    assert.equal(row.captured_amount, 100)
   })
 
   it('/readyz stays ready and says "slow" when the database answers slowly, and 503 "unreachable" when it is down', async (t) => {

@@ -75,6 +75,9 @@ test('Triad rides through a primary database failover and back, and a Redis mast
   const instances = (await Promise.all([startTriadProcess(t, shared), startTriadProcess(t, shared)])) as [TriadProcess, TriadProcess]
   const pids = instances.map((instance) => instance.child.pid)
   const { appKey, transactionId } = await authorizeOverHttp(instances[0].base, AUTHORIZED)
+  // Issue 35: captures of their own transaction, each with an Idempotency-Key, sent as a client
+  // does: a 503 or 504 is sent again at once with the same key, and once more after the run.
+  const keyed = await authorizeOverHttp(instances[0].base, AUTHORIZED)
 
   // ---------------------------------------------------------------- the load
   const answers: Answer[] = []
@@ -143,6 +146,34 @@ test('Triad rides through a primary database failover and back, and a Redis mast
     loop((round) => call('payments', 'read', `${on(round)}/transactions/${transactionId}`, { headers: { authorization: basic(appKey) } }), 20),
   ])
 
+  const acknowledgedKeys = new Set<string>()
+  const inDoubtKeys = new Set<string>()
+  const keyedFigures = { sent: 0, resentAtOnce: 0, resentLater: 0, laterReplayed: 0, laterRunAsNew: 0 }
+  const keyedCapture = (key: string, round: number) =>
+    call('payments', 'keyed capture', `${on(round)}/transactions/${keyed.transactionId}/captures`, {
+      method: 'POST',
+      headers: { ...json, authorization: basic(keyed.appKey), 'idempotency-key': key },
+      body: JSON.stringify({ amount: CAPTURE }),
+    })
+  const inDoubt = (status: number) => status === 503 || status === 504 || status === 0
+  /** One keyed capture as a client sends it: again at once, with the same key, after a 503 or 504. */
+  const captureWithKey = async (key: string, round: number) => {
+    keyedFigures.sent++
+    let { status } = await keyedCapture(key, round)
+    if (inDoubt(status)) {
+      keyedFigures.resentAtOnce++
+      status = (await keyedCapture(key, round + 1)).status
+    }
+    if (status === 201) acknowledgedKeys.add(key)
+    else if (inDoubt(status)) inDoubtKeys.add(key)
+    else assert.fail(`keyed capture ${key}: ${status}`)
+  }
+  const bursts: Array<Promise<unknown>> = []
+  /** `count` keyed captures at once, spread over both instances. */
+  const burst = (name: string, count: number) => {
+    bursts.push(Promise.all(Array.from({ length: count }, (_, index) => captureWithKey(`${name}-${index}`, index))))
+  }
+
   /** The first acknowledged write (a capture answered 201) sent after `since`, as a delay from `since`. */
   const firstWriteAfter = async (since: number, limitMs: number) => {
     for (;;) {
@@ -167,8 +198,11 @@ test('Triad rides through a primary database failover and back, and a Redis mast
   }
   const failDatabaseOver = async (name: string) => {
     phase = name
+    // 40 keyed captures in flight at the kill, and 40 more sent while the primary is gone.
+    burst(`${name}-at-kill`, 40)
     const killedAt = performance.now()
     const killed = await database.killPrimary()
+    burst(`${name}-after-kill`, 40)
     const [monitorMs, triadMs] = await Promise.all([monitorFailover(killed, killedAt), firstWriteAfter(killedAt, 60_000)])
     if (Number.isNaN(triadMs)) {
       const recent = answers.filter((answer) => answer.sentAt >= killedAt + monitorMs).slice(-5)
@@ -201,6 +235,17 @@ test('Triad rides through a primary database failover and back, and a Redis mast
   } finally {
     running = false
     await load
+    await Promise.all(bursts)
+  }
+  // Every capture still in doubt is sent again with its key, long after any timer of Triad's
+  // could matter: it is answered from what committed with it, or runs as new.
+  for (const key of inDoubtKeys) {
+    keyedFigures.resentLater++
+    const { status, headers } = await keyedCapture(key, 0)
+    assert.equal(status, 201, `keyed capture ${key} sent again after the run`)
+    if (headers?.get('idempotent-replayed') === 'true') keyedFigures.laterReplayed++
+    else keyedFigures.laterRunAsNew++
+    acknowledgedKeys.add(key)
   }
   assert.ok(redisFigures, 'the Redis failover ran')
   t.diagnostic(`Redis: the sentinels switched masters ${Math.round(redisFigures.failoverMs)} ms after the kill; the limiter counted on the new master after ${Math.round(redisFigures.limiterMs)} ms, the operator channel delivered after ${Math.round(redisFigures.channelMs)} ms`)
@@ -222,7 +267,7 @@ test('Triad rides through a primary database failover and back, and a Redis mast
     if (answer.status >= 200 && answer.status < 300) continue
     assert.ok(answer.status === 503 || answer.status === 504, `a 2xx, a 503 or a 504: ${detail}`)
     if (answer.status === 503) assert.ok(answer.retryAfter, `Retry-After: ${detail}`)
-    else assert.ok(answer.what === 'capture' || answer.what === 'chat' || answer.what === 'login', `a 504 only where a COMMIT can be lost: ${detail}`)
+    else assert.ok(['capture', 'keyed capture', 'chat', 'login'].includes(answer.what), `a 504 only where a COMMIT can be lost: ${detail}`)
     errorShapes[answer.owner](JSON.parse(answer.body), answer.status)
   }
   t.diagnostic(`answers: ${JSON.stringify(Object.fromEntries([...counts].sort()))}`)
@@ -243,6 +288,16 @@ test('Triad rides through a primary database failover and back, and a Redis mast
     authorized: AUTHORIZED,
     statuses: answers.filter((answer) => answer.what === 'capture').map((answer) => answer.status),
   })
+  // Money never moves twice: the keyed transaction holds exactly one capture per key acknowledged.
+  await assertCapturesIntact(async (text, values) => (await direct.query(text, values)).rows, {
+    transactionId: keyed.transactionId,
+    capture: CAPTURE,
+    authorized: AUTHORIZED,
+    statuses: [...acknowledgedKeys].map(() => 201),
+  })
+  t.diagnostic(
+    `keyed captures: ${keyedFigures.sent} sent, ${keyedFigures.resentAtOnce} sent again at once after a 503/504, ${keyedFigures.resentLater} still in doubt and sent again after the run (${keyedFigures.laterReplayed} answered from their stored answer, ${keyedFigures.laterRunAsNew} run as new); ${acknowledgedKeys.size} keys, captured exactly ${acknowledgedKeys.size} times`,
+  )
   for (const { sessionId, text } of turns) assert.ok((await userMessagesAt(instances[0].base, sessionId))?.includes(text), `chat turn ${sessionId} was stored`)
   for (const login of logins) assert.equal(await authenticatedAt(instances[1].base, login.token), true, `a login acknowledged ${login.phase} is still valid`)
   t.diagnostic(`acknowledged and found on the last primary: ${acknowledged / CAPTURE} captures, ${turns.length} chat turns, ${logins.length} logins`)

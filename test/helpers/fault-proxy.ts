@@ -6,6 +6,7 @@ import { type AddressInfo, createConnection, createServer, type Server, type Soc
  * break on purpose, the way networks and servers break:
  * - `down()`: stop listening (new connections are refused) and reset every open connection;
  * - `blackhole()`: keep accepting, forward nothing either way (a server that hangs);
+ * - `deafen()`: forward what the client sends, drop every answer (what was sent is done, the reply is lost);
  * - `delay(ms)`: forward every chunk, in order, `ms` late (a slow network or a crawling server);
  * - `resetConnections()`: reset the open connections and go on accepting;
  * - `up()`: back to forwarding everything at once.
@@ -20,13 +21,14 @@ export interface FaultProxy {
   readonly openConnections: number
   down(): Promise<void>
   blackhole(): void
+  deafen(): void
   delay(ms: number): void
   resetConnections(): void
   up(): Promise<void>
   close(): Promise<void>
 }
 
-type Mode = 'pass' | 'blackhole'
+type Mode = 'pass' | 'blackhole' | 'deaf'
 
 /** Writes chunks to `target` `delayMs` late, never reordering them. */
 function delayedWriter(target: Socket, delayOf: () => number): (chunk: Buffer) => void {
@@ -57,7 +59,7 @@ export async function startFaultProxy(target: { host?: string; port: number }): 
     const toUpstream = delayedWriter(upstream, () => delayMs)
     const toClient = delayedWriter(client, () => delayMs)
     client.on('data', (chunk: Buffer) => {
-      if (mode === 'pass') toUpstream(chunk)
+      if (mode !== 'blackhole') toUpstream(chunk)
     })
     upstream.on('data', (chunk: Buffer) => {
       if (mode === 'pass') toClient(chunk)
@@ -101,6 +103,9 @@ export async function startFaultProxy(target: { host?: string; port: number }): 
     },
     blackhole() {
       mode = 'blackhole'
+    },
+    deafen() {
+      mode = 'deaf'
     },
     delay(ms) {
       mode = 'pass'

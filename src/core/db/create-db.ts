@@ -5,6 +5,7 @@ import pg from 'pg'
 import { createSqliteDialect, registerSqliteDirect, sqliteDirect } from './node-sqlite-dialect.ts'
 import { combineObservers, type QueryObserver } from './query-observer.ts'
 import { createGuardedPool } from './pg-pool.ts'
+import { withHeldConnections } from './held-connections.ts'
 import { createStandbyReads, type RoutedReadObserver } from './read-replica.ts'
 
 export type DialectName = 'sqlite' | 'postgres'
@@ -74,7 +75,9 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
     const path = url.slice('sqlite:'.length)
     if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true })
     const sqliteDialect = createSqliteDialect(path)
-    const db = new Kysely({ dialect: sqliteDialect, log: options.log })
+    const held = withHeldConnections(sqliteDialect)
+    const db = new Kysely({ dialect: held.dialect, log: options.log })
+    held.register(db)
     registerSqliteDirect(db, sqliteDialect)
     const observers: QueryObserver[] = []
     return {
@@ -104,7 +107,9 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
     const durationMs = event.queryDurationMillis
     observer({ sql: event.query.sql, startedAt: performance.now() - durationMs, durationMs, failed: event.level === 'error' })
   }
-  const db = new Kysely({ dialect: new PostgresDialect({ pool: guarded.pool }), log })
+  const held = withHeldConnections(new PostgresDialect({ pool: guarded.pool }))
+  const db = new Kysely({ dialect: held.dialect, log })
+  held.register(db)
   const standby = options.standby
     ? createStandbyReads({ primary: guarded.pool, standby: options.standby, schema: options.schema, poolSize, log })
     : undefined

@@ -1,6 +1,7 @@
 import { type Compilable, CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { DialectName } from './create-db.ts'
 import { type SqliteDirect, sqliteDirect } from './node-sqlite-dialect.ts'
+import { underHold } from './held-commit-scope.ts'
 import { WriteBatch } from './write-batch.ts'
 
 /** Kysely transactions opened by `ownSqliteTransaction`: they hold the SQLite connection. */
@@ -25,7 +26,8 @@ function directFor(db: object): SqliteDirect | undefined {
   const own = owned.get(db)
   if (own) return own
   const root = sqliteDirect(db)
-  return root && !root.inTransaction ? root : undefined
+  // Under a commit hold the root's statements go through Kysely, which routes them (core/db/held-commit.ts).
+  return root && !root.inTransaction && !underHold(db) ? root : undefined
 }
 
 const STAND_IN = '\u0000value:'

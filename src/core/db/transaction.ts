@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Kysely, Transaction } from 'kysely'
 import type { Database } from './create-db.ts'
 import { createGroupCommit } from './group-commit.ts'
+import { heldCommitFor } from './held-commit.ts'
 import { sqliteDirect } from './node-sqlite-dialect.ts'
 import { ownSqliteTransaction } from './prepared.ts'
 import { isRetryableConflict } from './errors.ts'
@@ -26,12 +27,17 @@ export interface TransactionOptions {
  * On SQLite, transactions that arrive together share one commit (core/db/group-commit.ts): each
  * runs in a savepoint of its own, and resolves only after the shared COMMIT. On PostgreSQL each
  * is a transaction of its own, side by side over the pool.
+ *
+ * Under a commit hold (core/db/held-commit.ts) the first call opens the hold's transaction and
+ * answers without committing; later calls run inside it.
  */
 export async function withTransaction<DB, T>(
   database: Pick<Database, 'dialect'> & { db: Kysely<DB> },
   work: (trx: Transaction<DB>) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
+  const hold = heldCommitFor(database.db)
+  if (hold) return hold.run(work, options)
   if (database.dialect === 'sqlite' && sqliteDirect(database.db)) return groupCommitOf(database.db)(work)
   return transactionAlone(database, work, options)
 }

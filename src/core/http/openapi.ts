@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 const FAULT_ANSWERS = [
   'Any route may also answer, in its own service error body:',
   '503 with Retry-After while the instance starts or stops, or while its database cannot serve the request (nothing was applied: send it again);',
-  '504 `outcome_unknown` when the database connection was lost during a commit (the request may have been applied: check before sending it again);',
+  '504 `outcome_unknown` when the database connection was lost during a commit (the request may have been applied: a payments request sent with an Idempotency-Key may be sent again with the same key, which is answered from its stored answer or runs as new; otherwise check before sending it again);',
   '507 `insufficient_storage` when the disk of an SQLite database is full (nothing was applied).',
 ].join(' ')
 

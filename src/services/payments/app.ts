@@ -117,7 +117,7 @@ export const paymentsService: ServiceDefinition<PaymentsConfig, PaymentsExtra> =
       await links.settled()
     })
     app.addHook('onRequest', authHook(apps, dashboard))
-    installIdempotency(app, { db: ctx.db, clock: ctx.clock, ttlMs: deps.config.idempotencyTtlMs, metrics: ctx.metrics })
+    installIdempotency(app, { database: ctx.database, clock: ctx.clock, ttlMs: deps.config.idempotencyTtlMs, metrics: ctx.metrics })
 
     await app.register(appsRoutes(apps))
     await app.register(merchantsRoutes(merchants))

@@ -1,115 +1,169 @@
 import { createHash } from 'node:crypto'
-import type { PaymentsMetrics } from '../metrics.ts'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { Kysely } from 'kysely'
 import type { Clock } from '../../../core/clock.ts'
-import { isUniqueViolation } from '../../../core/db/errors.ts'
-import type { PaymentsDb } from '../tables.ts'
-import { conflict, fieldError } from './errors.ts'
+import type { DialectName } from '../../../core/db/create-db.ts'
+import { CommitHold, holdCommits } from '../../../core/db/held-commit.ts'
+import type { PaymentsMetrics } from '../metrics.ts'
+import type { PaymentsTables } from '../tables.ts'
 import { currentApp } from './auth.ts'
+import { conflict, fieldError } from './errors.ts'
+import { findAnswer, pruneAnswers, type StoredAnswer, storeAnswer } from './idempotency.repository.ts'
 
 const PRUNE_EVERY_MS = 60_000
-/**
- * A key still marked in progress after this long belongs to a request whose process died (the
- * response never came back to store it); it is taken over rather than refused for the whole TTL.
- */
-const ABANDONED_AFTER_MS = 60_000
+
+interface KeyedRequest {
+  appId: string
+  key: string
+  fingerprint: string
+  hold: CommitHold
+}
 
 /**
  * `Idempotency-Key` on any authenticated POST (beyond Paylike, as Stripe and Adyen do): the
- * first response is stored and replayed for `ttlMs`; the same key with another method, path or
- * body is refused with 409, and so is a retry while the first request is still running. Keys
- * are per app, so one app can never see another's responses. A 5xx, 409 or 429 is not kept (the
- * client should retry those for real). `POST /apps` is public and ignores the header: a shared
- * key there could replay someone else's new API key.
+ * answer is stored and replayed for `ttlMs`, byte for byte; the same key with another method,
+ * path or body is refused with 409. Keys are per app, so one app can never see another's
+ * answers. `POST /apps` is public and ignores the header: a shared key there could replay
+ * someone else's new API key.
+ *
+ * Exactly once by construction: a keyed request runs under a commit hold (core/db/held-commit.ts),
+ * so its writes and its stored answer commit in one database transaction, once the answer is
+ * known. Whatever happens to a connection, a request either committed with its key — every
+ * resend gets the stored answer — or did not commit at all, and a resend runs it as new. Two
+ * requests with one key at once: the second's answer cannot be stored while the first holds
+ * the key (PostgreSQL makes it wait for the first's commit), so it is rolled back and answers
+ * what the first stored. A 5xx, 409 or 429 stores nothing (the client should send it again).
  */
-export function installIdempotency(app: FastifyInstance, deps: { db: PaymentsDb; clock: Clock; ttlMs: number; metrics: PaymentsMetrics }): void {
-  const tracked = new WeakMap<FastifyRequest, { appId: string; key: string }>()
+export function installIdempotency(
+  app: FastifyInstance,
+  deps: { database: { db: Kysely<PaymentsTables>; dialect: DialectName }; clock: Clock; ttlMs: number; metrics: PaymentsMetrics },
+): void {
+  const { db } = deps.database
+  const keyed = new WeakMap<FastifyRequest, KeyedRequest>()
   let lastPrune = 0
 
-  const replay = (reply: FastifyReply, row: { status: number | null; content_type: string | null; body: string | null }) => {
-    reply.code(row.status ?? 200).header('idempotent-replayed', 'true')
-    if (row.content_type) reply.header('content-type', row.content_type)
-    return reply.send(row.body ?? undefined)
+  const expiredBefore = () => new Date(deps.clock.now().getTime() - deps.ttlMs).toISOString()
+
+  const replay = (reply: FastifyReply, answer: StoredAnswer) => {
+    deps.metrics.idempotencyReplay()
+    reply.code(answer.status).header('idempotent-replayed', 'true')
+    if (answer.contentType) reply.header('content-type', answer.contentType)
+    return answer.body ?? ''
   }
 
-  const replayIdempotentRequest = async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'POST') return
-    if ((request.routeOptions.config as { public?: boolean } | undefined)?.public) return
+  /** The key of a keyed request, checked; undefined for a request without one. */
+  const keyOf = (request: FastifyRequest): string | undefined => {
     const header = request.headers['idempotency-key']
-    if (header === undefined) return
+    if (header === undefined) return undefined
     const key = Array.isArray(header) ? header[0] : header
     if (!key || key.length > 255) throw fieldError('Idempotency-Key', 'must be 1 to 255 characters')
+    return key
+  }
+
+  async function answerStored(request: FastifyRequest, appId: string, key: string, fingerprint: string): Promise<StoredAnswer | undefined> {
+    const now = deps.clock.now().getTime()
+    if (now - lastPrune > PRUNE_EVERY_MS) {
+      lastPrune = now
+      await pruneAnswers(db, expiredBefore())
+    }
+    const answer = await findAnswer(db, appId, key, expiredBefore())
+    if (answer && answer.fingerprint !== fingerprint) throw conflict('This Idempotency-Key was used with a different request')
+    return answer
+  }
+
+  // Callback style: the rest of the request (its handler above all) runs inside `done`, so
+  // under the hold.
+  function holdKeyedRequest(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+    let key: string | undefined
+    try {
+      key = keyOf(request)
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    if (key === undefined) {
+      done()
+      return
+    }
     const appId = currentApp(request).id
-    const now = deps.clock.now()
     const fingerprint = createHash('sha256')
       .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
       .digest('hex')
-
-    if (now.getTime() - lastPrune > PRUNE_EVERY_MS) {
-      lastPrune = now.getTime()
-      await deps.db
-        .deleteFrom('payments_idempotency')
-        .where('created', '<', new Date(now.getTime() - deps.ttlMs).toISOString())
-        .execute()
-    }
-
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await deps.db
-          .insertInto('payments_idempotency')
-          .values({ app_id: appId, key, fingerprint, status: null, content_type: null, body: null, created: now.toISOString() })
-          .execute()
-        tracked.set(request, { appId, key })
+    answerStored(request, appId, key, fingerprint).then((answer) => {
+      if (answer) {
+        reply.send(replay(reply, answer))
         return
-      } catch (error) {
-        if (!isUniqueViolation(error)) throw error
       }
-      const existing = await deps.db.selectFrom('payments_idempotency').selectAll().where('app_id', '=', appId).where('key', '=', key).executeTakeFirst()
-      if (!existing) continue
-      const age = now.getTime() - new Date(existing.created).getTime()
-      if (age >= deps.ttlMs || (existing.status === null && age >= ABANDONED_AFTER_MS)) {
-        await deps.db.deleteFrom('payments_idempotency').where('app_id', '=', appId).where('key', '=', key).where('created', '=', existing.created).execute()
-        continue
-      }
-      if (existing.fingerprint !== fingerprint) throw conflict('This Idempotency-Key was used with a different request')
-      if (existing.status === null) throw conflict('A request with this Idempotency-Key is still being processed')
-      deps.metrics.idempotencyReplay()
-      return replay(reply, existing)
-    }
-    throw conflict('This Idempotency-Key is being reused concurrently')
+      const hold = new CommitHold(db as Kysely<unknown>, deps.database.dialect)
+      keyed.set(request, { appId, key, fingerprint, hold })
+      holdCommits(hold, () => done())
+    }, done)
   }
 
-  const storeIdempotentAnswer = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const entry = tracked.get(request)
+  async function commitWithAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+    const entry = keyed.get(request)
     if (!entry) return payload
-    tracked.delete(request)
-    const where = deps.db.updateTable('payments_idempotency').where('app_id', '=', entry.appId).where('key', '=', entry.key)
+    keyed.delete(request)
+    const { hold } = entry
     const status = reply.statusCode
-    // 504 outcome_unknown: the movement may have committed. The key stays "in progress" (a resend
-    // is refused with 409) until it is taken over as abandoned, rather than freed for a resend
-    // that could apply it twice.
-    if (status === 504) return payload
     if (status >= 500 || status === 409 || status === 429) {
-      await deps.db.deleteFrom('payments_idempotency').where('app_id', '=', entry.appId).where('key', '=', entry.key).execute()
+      await hold.rollback()
       return payload
     }
+    // A failed request (4xx) changed nothing: its answer is stored on its own.
+    if (status >= 400) await hold.rollback()
     const contentType = reply.getHeader('content-type')
-    await where
-      .set({ status, content_type: typeof contentType === 'string' ? contentType : null, body: typeof payload === 'string' ? payload : null })
-      .execute()
+    const answer = {
+      appId: entry.appId,
+      key: entry.key,
+      fingerprint: entry.fingerprint,
+      status,
+      contentType: typeof contentType === 'string' ? contentType : null,
+      body: typeof payload === 'string' ? payload : null,
+      created: deps.clock.now().toISOString(),
+      expiredBefore: expiredBefore(),
+    }
+    let stored: boolean
+    try {
+      stored = await storeAnswer((hold.transaction as typeof db | undefined) ?? db, answer)
+    } catch (error) {
+      await hold.rollback()
+      throw error
+    }
+    if (!stored) {
+      // Another request with this key committed first: this one's writes go, its answer is the other's.
+      await hold.rollback()
+      const first = await findAnswer(db, entry.appId, entry.key, answer.expiredBefore)
+      if (!first) throw conflict('This Idempotency-Key is being reused concurrently; send the request again')
+      if (first.fingerprint !== entry.fingerprint) throw conflict('This Idempotency-Key was used with a different request')
+      return replay(reply, first)
+    }
+    // A COMMIT that fails is the request's error (503, or 504 when its outcome is unknown).
+    await hold.commit()
     return payload
   }
 
-  // Only authenticated POST routes get the two hooks: on every other route (GET
-  // /transactions/{id} above all) they would be two more asynchronous steps per request that
-  // do nothing.
+  // Safety net: a hold still open when the answer has gone (an answer sent past onSend) is rolled back.
+  async function releaseForgottenHold(request: FastifyRequest) {
+    const entry = keyed.get(request)
+    if (!entry) return
+    keyed.delete(request)
+    if (!entry.hold.ended) {
+      request.log.error({ key: entry.key }, 'a keyed request ended without storing its answer; its writes were rolled back')
+      await entry.hold.rollback()
+    }
+  }
+
+  // Only authenticated POST routes get the hooks: on every other route (GET /transactions/{id}
+  // above all) they would be asynchronous steps per request that do nothing.
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     // Public routes (the client API, the hosted page) take no key: no hooks there either.
     if (!methods.includes('POST') || (route.config as { public?: boolean } | undefined)?.public) return
     // First, as the scope-wide hooks they were: before any hook of the route itself.
-    route.preHandler = [replayIdempotentRequest, ...asArray(route.preHandler)]
-    route.onSend = [storeIdempotentAnswer, ...asArray(route.onSend)]
+    route.preHandler = [holdKeyedRequest, ...asArray(route.preHandler)]
+    route.onSend = [commitWithAnswer, ...asArray(route.onSend)]
+    route.onResponse = [releaseForgottenHold, ...asArray(route.onResponse)]
   })
 }
 

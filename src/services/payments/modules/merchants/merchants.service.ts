@@ -1,3 +1,4 @@
+import { afterCommit } from '../../../../core/db/held-commit.ts'
 import { withTransaction } from '../../../../core/db/transaction.ts'
 import type { PageRequest } from '../../../../core/http/pagination.ts'
 import type { PaymentsContext } from '../../context.ts'
@@ -130,12 +131,15 @@ export function createMerchantsService(ctx: PaymentsContext) {
           `Merchant website: ${merchant.website}`,
         ].join('\n\n'),
       }
-      try {
-        await ctx.mailer.send(message)
-      } catch (error) {
-        // The membership stands; a failed delivery is an operator's problem, not the caller's.
-        ctx.log.error({ err: error, to: email }, 'invitation e-mail could not be sent')
-      }
+      // Sent once the membership is committed (a keyed request commits with its answer).
+      await afterCommit(db, async () => {
+        try {
+          await ctx.mailer.send(message)
+        } catch (error) {
+          // The membership stands; a failed delivery is an operator's problem, not the caller's.
+          ctx.log.error({ err: error, to: email }, 'invitation e-mail could not be sent')
+        }
+      })
       return { isMember: false }
     },
 
