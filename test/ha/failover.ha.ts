@@ -77,7 +77,9 @@ test('Triad rides through a primary database failover and back, and a Redis mast
   const { appKey, transactionId } = await authorizeOverHttp(instances[0].base, AUTHORIZED)
   // Issue 35: captures of their own transaction, each with an Idempotency-Key, sent as a client
   // does: a 503 or 504 is sent again at once with the same key, and once more after the run.
-  const keyed = await authorizeOverHttp(instances[0].base, AUTHORIZED)
+  // Spread over eight authorizations, so that many run side by side (captures of one row take
+  // turns) and some have their COMMIT in flight at the kill.
+  const keyed = await Promise.all(Array.from({ length: 8 }, () => authorizeOverHttp(instances[0].base, AUTHORIZED)))
 
   // ---------------------------------------------------------------- the load
   const answers: Answer[] = []
@@ -146,15 +148,17 @@ test('Triad rides through a primary database failover and back, and a Redis mast
     loop((round) => call('payments', 'read', `${on(round)}/transactions/${transactionId}`, { headers: { authorization: basic(appKey) } }), 20),
   ])
 
-  const acknowledgedKeys = new Set<string>()
-  const inDoubtKeys = new Set<string>()
+  const acknowledgedKeys = new Map<string, string>()
+  const inDoubtKeys = new Map<string, number>()
   const keyedFigures = { sent: 0, resentAtOnce: 0, resentLater: 0, laterReplayed: 0, laterRunAsNew: 0 }
-  const keyedCapture = (key: string, round: number) =>
-    call('payments', 'keyed capture', `${on(round)}/transactions/${keyed.transactionId}/captures`, {
+  const keyedCapture = (key: string, round: number) => {
+    const target = keyed[round % keyed.length]
+    return call('payments', 'keyed capture', `${on(round)}/transactions/${target.transactionId}/captures`, {
       method: 'POST',
-      headers: { ...json, authorization: basic(keyed.appKey), 'idempotency-key': key },
+      headers: { ...json, authorization: basic(target.appKey), 'idempotency-key': key },
       body: JSON.stringify({ amount: CAPTURE }),
     })
+  }
   const inDoubt = (status: number) => status === 503 || status === 504 || status === 0
   /** One keyed capture as a client sends it: again at once, with the same key, after a 503 or 504. */
   const captureWithKey = async (key: string, round: number) => {
@@ -162,10 +166,11 @@ test('Triad rides through a primary database failover and back, and a Redis mast
     let { status } = await keyedCapture(key, round)
     if (inDoubt(status)) {
       keyedFigures.resentAtOnce++
-      status = (await keyedCapture(key, round + 1)).status
+      // The same key and transaction, through the other instance.
+      status = (await keyedCapture(key, round + keyed.length)).status
     }
-    if (status === 201) acknowledgedKeys.add(key)
-    else if (inDoubt(status)) inDoubtKeys.add(key)
+    if (status === 201) acknowledgedKeys.set(key, keyed[round % keyed.length].transactionId)
+    else if (inDoubt(status)) inDoubtKeys.set(key, round)
     else assert.fail(`keyed capture ${key}: ${status}`)
   }
   const bursts: Array<Promise<unknown>> = []
@@ -200,6 +205,7 @@ test('Triad rides through a primary database failover and back, and a Redis mast
     phase = name
     // 40 keyed captures in flight at the kill, and 40 more sent while the primary is gone.
     burst(`${name}-at-kill`, 40)
+    await sleep(20)
     const killedAt = performance.now()
     const killed = await database.killPrimary()
     burst(`${name}-after-kill`, 40)
@@ -239,13 +245,13 @@ test('Triad rides through a primary database failover and back, and a Redis mast
   }
   // Every capture still in doubt is sent again with its key, long after any timer of Triad's
   // could matter: it is answered from what committed with it, or runs as new.
-  for (const key of inDoubtKeys) {
+  for (const [key, round] of inDoubtKeys) {
     keyedFigures.resentLater++
-    const { status, headers } = await keyedCapture(key, 0)
+    const { status, headers } = await keyedCapture(key, round)
     assert.equal(status, 201, `keyed capture ${key} sent again after the run`)
     if (headers?.get('idempotent-replayed') === 'true') keyedFigures.laterReplayed++
     else keyedFigures.laterRunAsNew++
-    acknowledgedKeys.add(key)
+    acknowledgedKeys.set(key, keyed[round % keyed.length].transactionId)
   }
   assert.ok(redisFigures, 'the Redis failover ran')
   t.diagnostic(`Redis: the sentinels switched masters ${Math.round(redisFigures.failoverMs)} ms after the kill; the limiter counted on the new master after ${Math.round(redisFigures.limiterMs)} ms, the operator channel delivered after ${Math.round(redisFigures.channelMs)} ms`)
@@ -288,15 +294,18 @@ test('Triad rides through a primary database failover and back, and a Redis mast
     authorized: AUTHORIZED,
     statuses: answers.filter((answer) => answer.what === 'capture').map((answer) => answer.status),
   })
-  // Money never moves twice: the keyed transaction holds exactly one capture per key acknowledged.
-  await assertCapturesIntact(async (text, values) => (await direct.query(text, values)).rows, {
-    transactionId: keyed.transactionId,
-    capture: CAPTURE,
-    authorized: AUTHORIZED,
-    statuses: [...acknowledgedKeys].map(() => 201),
-  })
+  // Money never moves twice: each keyed transaction holds exactly one capture per key acknowledged.
+  for (const { transactionId: id } of keyed) {
+    await assertCapturesIntact(async (text, values) => (await direct.query(text, values)).rows, {
+      transactionId: id,
+      capture: CAPTURE,
+      authorized: AUTHORIZED,
+      statuses: [...acknowledgedKeys.values()].filter((each) => each === id).map(() => 201),
+    })
+  }
+  const keyed504 = answers.filter((answer) => answer.what === 'keyed capture' && answer.status === 504).length
   t.diagnostic(
-    `keyed captures: ${keyedFigures.sent} sent, ${keyedFigures.resentAtOnce} sent again at once after a 503/504, ${keyedFigures.resentLater} still in doubt and sent again after the run (${keyedFigures.laterReplayed} answered from their stored answer, ${keyedFigures.laterRunAsNew} run as new); ${acknowledgedKeys.size} keys, captured exactly ${acknowledgedKeys.size} times`,
+    `keyed captures: ${keyedFigures.sent} sent, ${keyedFigures.resentAtOnce} sent again at once after a 503/504, ${keyedFigures.resentLater} still in doubt and sent again after the run (${keyedFigures.laterReplayed} answered from their stored answer, ${keyedFigures.laterRunAsNew} run as new); ${acknowledgedKeys.size} keys, captured exactly ${acknowledgedKeys.size} times; ${keyed504} answers were 504 outcome_unknown`,
   )
   for (const { sessionId, text } of turns) assert.ok((await userMessagesAt(instances[0].base, sessionId))?.includes(text), `chat turn ${sessionId} was stored`)
   for (const login of logins) assert.equal(await authenticatedAt(instances[1].base, login.token), true, `a login acknowledged ${login.phase} is still valid`)
