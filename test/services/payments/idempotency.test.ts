@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
+import { connect } from 'node:net'
 import { test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
 import { testDialect } from '../../helpers/build-app.ts'
 import { authorize, basic, createApp, merchantFixture, merchantAttributes } from './helpers.ts'
@@ -122,5 +124,33 @@ test('a 409 or 5xx stores nothing, and POST /apps (public) ignores the key', asy
   const first = await fixture.app.inject({ method: 'POST', url: '/apps', headers: key, payload: {} })
   const second = await fixture.app.inject({ method: 'POST', url: '/apps', headers: key, payload: {} })
   assert.notEqual(first.json().app.key, second.json().app.key)
-  void basic
+})
+
+test('a client that hangs up mid-request loses nothing: its keyed capture still commits with its answer, and the resend gets it', async (t) => {
+  const fixture = await merchantFixture(t)
+  const id = await authorize(fixture, fixture.merchant.id)
+  await fixture.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = fixture.app.server.address() as { port: number }
+  const body = '{"amount":1}'
+  for (let index = 0; index < 10; index++) {
+    const socket = connect(port, '127.0.0.1')
+    const request =
+      `POST /transactions/${id}/captures HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: ${basic(fixture.owner.key)}\r\ncontent-type: application/json\r\n` +
+      `idempotency-key: gone-${index}\r\ncontent-length: ${body.length}\r\n\r\n${body}`
+    // Sent whole, then gone at once or a few milliseconds in (while the capture runs).
+    await new Promise<void>((resolve) => socket.write(request, () => resolve()))
+    await sleep(index % 5)
+    socket.destroy()
+  }
+  const captured = async () => (await fixture.call('GET', `/transactions/${id}`)).json().transaction.capturedAmount as number
+  for (let waited = 0; waited < 5000 && (await captured()) < 10; waited += 50) await sleep(50)
+  assert.equal(await captured(), 10, 'every request that arrived whole was applied')
+  for (let index = 0; index < 10; index++) {
+    const resent = await fixture.call('POST', `/transactions/${id}/captures`, { amount: 1 }, { 'idempotency-key': `gone-${index}` })
+    assert.equal(resent.statusCode, 201)
+    assert.equal(resent.headers['idempotent-replayed'], 'true')
+  }
+  assert.equal(await captured(), 10, 'and none twice')
+  // Nothing was left holding the database: a new request goes through.
+  assert.equal((await fixture.call('POST', `/transactions/${id}/captures`, { amount: 1 }, { 'idempotency-key': 'after' })).statusCode, 201)
 })
