@@ -17,8 +17,9 @@ describe('PostgreSQL connection strings with several hosts', () => {
       { host: 'db3', port: 5432 },
     ])
     assert.equal(url.targetSessionAttrs, 'read-write')
-    // What node-postgres reads: one host, the password kept, target_session_attrs (unknown to it) left out.
-    assert.equal(url.forHost(url.hosts[1]), 'postgres://triad:s%40cret@[::1]:5502/triad?sslmode=disable')
+    // What node-postgres reads: one host, the password kept, target_session_attrs (unknown to it)
+    // and sslmode (given to it as TLS settings, core/db/pg-tls.ts) left out.
+    assert.equal(url.forHost(url.hosts[1]), 'postgres://triad:s%40cret@[::1]:5502/triad')
     assert.deepEqual(url.withoutPassword(), { url: 'postgres://triad@10.0.0.1:5501,[::1]:5502,db3/triad?target_session_attrs=read-write&sslmode=disable', hadPassword: true })
     assert.equal(parsePostgresUrl('postgresql://h/db').targetSessionAttrs, 'any')
   })

@@ -13,8 +13,7 @@ import { killProcessTree, processTree } from './process-tree.ts'
 // (docs/deployment.md ("High availability")) on one machine: a monitor and three data nodes, each its own
 // `pg_autoctl run` on its own port of 127.0.0.1, built with the deploy/pg-auto-failover scripts
 // an operator runs, with the test values below. No SSL (--no-ssl): nothing leaves the loopback
-// interface, and node-postgres treats sslmode=require as verify-full, which pg_autoctl's
-// self-signed certificates fail, so Triad could not use the URI.
+// interface (sslmode in the URI as pg_autoctl prints it is test/core/postgres-tls.test.ts's).
 
 /**
  * The monitor's timing for tests (deploy/pg-auto-failover/monitor.conf has the production values
@@ -252,7 +251,7 @@ async function build(topology: Topology, database: string, user: string): Promis
   const [first, ...others] = nodes
   writeFileSync(join(dir, 'monitor.conf'), testMemorySettings + Object.entries(testMonitorSettings).map(([name, value]) => `${name} = ${value}\n`).join(''))
   writeFileSync(join(dir, 'node.conf'), testMemorySettings)
-  // --ssl-mode disable, not pg_autoctl's default prefer: node-postgres reads prefer as verify-full.
+  // --ssl-mode disable, not pg_autoctl's default prefer: without TLS on the nodes, plain from the start.
   const common = { PGAF_HOSTNAME: '127.0.0.1', PGAF_LISTEN: '127.0.0.1', PGAF_AUTH: 'trust', PGAF_SSL: '--no-ssl --ssl-mode disable' }
 
   await Promise.all([monitor, first].map((node) => runner.initdb(node.pgdata, node.log)))

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { parsePostgresUrl } from '../db/postgres-url.ts'
 import { parseDuration as parseDurationMs } from './duration.ts'
 import { defineSection, Env, splitList } from './load-config.ts'
 import { parseRedisUrl, REDIS_URL_PATTERN, SENTINEL_URL_FORM } from './redis-url.ts'
@@ -14,6 +15,12 @@ const DATABASE_URL_PATTERN = '^(sqlite:.+|postgres(ql)?://.+)$'
 /** A routed read waits for the standby at most this long: the wait comes out of the request's database time. */
 const MAX_READ_WAIT_MS = 1000
 
+/** The URL as given, once it reads as libpq reads it: an unknown sslmode, say, fails the start naming `variable`. */
+function checkedDatabaseUrl(url: string, variable: string): string {
+  if (/^postgres(ql)?:\/\//.test(url)) parsePostgresUrl(url, variable)
+  return url
+}
+
 /** The standby of DATABASE_READ_URL, checked against DATABASE_URL (a standby needs a PostgreSQL primary). */
 function standbyOf(databaseUrl: string, readUrl: string | undefined, maxWait: string) {
   if (readUrl === undefined) return undefined
@@ -22,7 +29,7 @@ function standbyOf(databaseUrl: string, readUrl: string | undefined, maxWait: st
   }
   const maxWaitMs = parseDurationMs(maxWait)
   if (maxWaitMs > MAX_READ_WAIT_MS) throw new Error(`DATABASE_READ_MAX_WAIT must be at most ${MAX_READ_WAIT_MS}ms (got ${maxWait})`)
-  return { url: readUrl, maxWaitMs }
+  return { url: checkedDatabaseUrl(readUrl, 'DATABASE_READ_URL'), maxWaitMs }
 }
 
 /** The URL as given, once it is known to parse (a malformed sentinel list fails the start, naming what is wrong). */
@@ -66,7 +73,7 @@ export const coreSection = defineSection(
   (env) => ({
     port: env.PORT,
     host: env.HOST,
-    databaseUrl: env.DATABASE_URL,
+    databaseUrl: checkedDatabaseUrl(env.DATABASE_URL, 'DATABASE_URL'),
     /** Where lag-tolerant reads may go (core/db/read-replica.ts); undefined without DATABASE_READ_URL. */
     standby: standbyOf(env.DATABASE_URL, env.DATABASE_READ_URL, env.DATABASE_READ_MAX_WAIT),
     redisUrl: env.REDIS_URL === undefined ? undefined : checkedRedisUrl(env.REDIS_URL),

@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { DatabaseUnavailableError } from './errors.ts'
+import { postgresTls } from './pg-tls.ts'
 import type { PostgresHost, PostgresUrl } from './postgres-url.ts'
 
 /**
@@ -45,7 +46,9 @@ export function selectHosts(url: PostgresUrl, requireSynchronousStandby = url.ho
   const checkWritable = hosts.length > 1 || requireSynchronousStandby || url.targetSessionAttrs === 'read-write' || url.targetSessionAttrs === 'primary'
   const check = `select ${requireSynchronousStandby ? `${WRITABLE} and ${REPLICATED}` : WRITABLE} as writable`
   if (!['any', 'read-write', 'primary'].includes(url.targetSessionAttrs))
-    throw new Error(`DATABASE_URL: target_session_attrs=${url.targetSessionAttrs} cannot be used: Triad writes, so it needs read-write (or any)`)
+    throw new Error(`${url.variable}: target_session_attrs=${url.targetSessionAttrs} cannot be used: Triad writes, so it needs read-write (or any)`)
+  // Reads the certificate files of the string now: one that is missing fails the start.
+  const tls = postgresTls(url)
   let current = 0
   const failed = (index: number) => {
     if (current === index) current = (index + 1) % hosts.length
@@ -56,7 +59,7 @@ export function selectHosts(url: PostgresUrl, requireSynchronousStandby = url.ho
 
     constructor(options: pg.ClientConfig) {
       const index = current
-      super({ ...options, connectionString: url.forHost(hosts[index]) })
+      super({ ...options, connectionString: url.forHost(hosts[index]), ...tls.forHost(hosts[index]) })
       this.hostIndex = index
       // A client that loses its connection emits 'error', and an unheard one would end the
       // process: pg-pool listens only while a client is idle, not while it connects (the host
@@ -83,7 +86,7 @@ export function selectHosts(url: PostgresUrl, requireSynchronousStandby = url.ho
         await super.connect()
       } catch (error) {
         failed(this.hostIndex)
-        throw error
+        throw tls.explain(error, hosts[this.hostIndex])
       }
       if (!checkWritable) return this
       let writable = false

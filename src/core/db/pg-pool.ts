@@ -85,9 +85,16 @@ export interface GuardedPool {
   stats(): { total: number; idle: number; waiting: number }
 }
 
-export function createGuardedPool(config: { connectionString: string; max: number; schema?: string; requireSynchronousStandby?: boolean }): GuardedPool {
+export function createGuardedPool(config: {
+  connectionString: string
+  /** The environment variable the string came from, for messages (DATABASE_URL when not given). */
+  variable?: string
+  max: number
+  schema?: string
+  requireSynchronousStandby?: boolean
+}): GuardedPool {
   const options = [...SESSION_SETTINGS, ...(config.schema ? [`-c search_path=${config.schema}`] : [])].join(' ')
-  const hosts = selectHosts(parsePostgresUrl(config.connectionString), config.requireSynchronousStandby)
+  const hosts = selectHosts(parsePostgresUrl(config.connectionString, config.variable), config.requireSynchronousStandby)
   const base = { Client: hosts.Client, options, connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS, keepAlive: true }
   const pool = new pg.Pool({ ...base, max: config.max })
   // A probe that hangs (a server that stopped answering) is given up on, and its connection closed.

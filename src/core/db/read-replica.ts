@@ -80,7 +80,7 @@ export function createStandbyReads(options: {
   log?: (event: LogEvent) => void
 }): StandbyReads {
   const { primary } = options
-  const standby = createGuardedPool({ connectionString: options.standby.url, max: options.poolSize, schema: options.schema })
+  const standby = createGuardedPool({ connectionString: options.standby.url, variable: 'DATABASE_READ_URL', max: options.poolSize, schema: options.schema })
   const health = standbyHealth()
   const observers: RoutedReadObserver[] = []
   const record = (outcome: RoutedReadOutcome) => {
