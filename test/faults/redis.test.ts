@@ -166,7 +166,7 @@ describe('Redis down (fault proxy)', () => {
 
 // Issue 35 item 6, on a redis-server of the test's own behind the fault proxy: the operator
 // channel is back within 2 s of Redis's return, for the operator and for the pages that listened
-// through the outage.
+// through the outage, and a say is in the history exactly when it was answered 200.
 describe('the operator channel across a Redis outage (a redis-server of its own)', () => {
   async function operatorChannel(t: TestContext) {
     const redis = await startRedisServer()
@@ -251,4 +251,33 @@ describe('the operator channel across a Redis outage (a redis-server of its own)
       assert.ok(heardAt - upAt <= 2000, `both pages heard a say ${(heardAt - upAt).toFixed(0)} ms after Redis's return`)
     })
   }
+
+  it('keeps a say in the history exactly when it answered 200: never one refused with 503, even when its publish failed on a connection that looked ready', { timeout: 60_000 }, async (t) => {
+    const { proxy, say, operatorLines } = await operatorChannel(t)
+    const answers: Array<{ text: string; status: number }> = []
+    const send = async (text: string) => {
+      const answer = await say(text)
+      answers.push({ text, status: answer.status })
+      return answer
+    }
+    assert.equal((await send('Before.')).status, 200)
+
+    // Redis stops answering without closing anything: the connection still looks ready, so the
+    // say is published and its PUBLISH times out (for all Triad knows, Redis may have delivered
+    // it); later, the silent connection dropped, a say is refused before it is published.
+    proxy.blackhole()
+    const hung = await send('Published into silence.')
+    assert.equal(hung.status, 503)
+    assert.ok(hung.ms >= 400, `refused after the command timeout (${hung.ms.toFixed(0)} ms), so it was published, not refused beforehand`)
+    await sleep(1500)
+    assert.equal((await send('Refused at once.')).status, 503)
+
+    await proxy.up()
+    assert.ok((await until(async () => (await send(`After, ${answers.length}.`)).status === 200, 3000)) < Infinity, 'accepted again')
+    assert.equal((await send('After, again.')).status, 200)
+
+    const kept = await operatorLines()
+    t.diagnostic(`answers: ${answers.map((answer) => `${answer.status} "${answer.text}"`).join(', ')}`)
+    assert.deepEqual(kept, answers.filter((answer) => answer.status === 200).map((answer) => answer.text))
+  })
 })
