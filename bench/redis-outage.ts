@@ -1,17 +1,21 @@
-// Redis cut for 45 s under load (issue 25 item 4): `triad serve` with REDIS_URL through the
-// project's fault proxy (test/helpers/fault-proxy.ts), 8 clients looping over two rate-limited
-// routes (payments GET /me with an API key, avatar POST /v1/chat), an operator sending `act`
-// every 100 ms, an event stream listening to the operator's session, and /readyz and /metrics
-// polled. Prints, for the same run: the latency the limited routes add while Redis is gone (p50,
-// p99 vs the baseline before the cut), how soon the operator channel answers 503, what /readyz and
-// triad_redis_up said, and how soon after Redis's return the limiter counts in Redis again and
-// the channel delivers.
+// Redis cut for 45 s under load (issue 25 item 4, issue 35 item 6): `triad serve` with REDIS_URL
+// through the project's fault proxy (test/helpers/fault-proxy.ts), 8 clients looping over two
+// rate-limited routes (payments GET /me with an API key, avatar POST /v1/chat), an operator
+// sending `say` every 100 ms, an event stream and a WebSocket listening to the operator's
+// session, and /readyz and /metrics polled. Prints, for the same run: the latency the limited
+// routes add while Redis is gone (p50, p99 vs the baseline before the cut), how soon the operator
+// channel answers 503, what /readyz and triad_redis_up said, how soon after Redis's return the
+// limiter counts in Redis again and both listeners hear a say, and whether the session's history
+// holds exactly the says answered 200.
 //   node bench/redis-outage.ts                     warm-up 3 s, baseline 10 s, outage 45 s, recovery 5 s
+//   node bench/redis-outage.ts --outage 300        a 5 min outage
+//   node bench/redis-outage.ts --fault partition   Redis silently loses the connections instead of refusing them
 //   node bench/redis-outage.ts --outage 10 --baseline 5 --connections 16
 //   node bench/redis-outage.ts --smoke             a few seconds (CI), no targets asserted
 // Needs Redis on 127.0.0.1:6379 (TEST_REDIS_URL to change it); writes only the limiter's keys.
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
+import WebSocket from 'ws'
 import { hashKey } from '../src/services/payments/modules/apps/index.ts'
 import { startFaultProxy } from '../test/helpers/fault-proxy.ts'
 import { basicAuth, reportRow, smoke, startTriad, verdict } from './lib.ts'
@@ -23,14 +27,17 @@ const { values } = parseArgs({
     baseline: { type: 'string', default: '10' },
     recovery: { type: 'string', default: '5' },
     connections: { type: 'string', default: '8' },
+    fault: { type: 'string', default: 'refused' },
   },
 })
+if (values.fault !== 'refused' && values.fault !== 'partition') throw new Error('--fault is refused or partition')
+const fault = values.fault
 const outageS = smoke ? 3 : Number(values.outage)
 const baselineS = smoke ? 2 : Number(values.baseline)
 const recoveryS = smoke ? 3 : Number(values.recovery)
 const warmUpS = smoke ? 1 : 3
 const connections = Number(values.connections)
-const command = `node bench/redis-outage.ts${smoke ? ' --smoke' : ''}`
+const command = `node bench/redis-outage.ts${smoke ? ' --smoke' : process.argv.slice(2).map((arg) => ` ${arg}`).join('')}`
 const redisUrl = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379')
 const OPERATOR_KEY = 'bench-operator-key-0123456789'
 const METRICS_TOKEN = 'bench-metrics-token-0123456789'
@@ -41,6 +48,8 @@ const percentile = (values: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN
 }
 const ms = (value: number) => `${value.toFixed(1)} ms`
+// Not Math.max(...values): a 5 min outage under load is more requests than arguments a call takes.
+const largest = (values: number[]) => values.reduce((most, value) => Math.max(most, value), -Infinity)
 
 const proxy = await startFaultProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) })
 const direct = new Redis(redisUrl.href)
@@ -92,8 +101,16 @@ try {
     }
   })
 
-  // The page listening to the operator's session, through the whole run.
+  // The page listening to the operator's session, through the whole run, on an event stream
+  // and on a WebSocket.
   const heard: Array<{ at: number; id: string }> = []
+  const heardOnSocket = new Map<string, number>()
+  const socket = new WebSocket(`${url.replace('http', 'ws')}/ws?session_id=${session}`)
+  socket.on('message', (data) => {
+    const frame = JSON.parse(String(data)) as { type: string; id?: string }
+    if (frame.type === 'say') heardOnSocket.set(String(frame.id), performance.now())
+  })
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
   const page = new AbortController()
   const listening = (async () => {
     const response = await fetch(`${url}/v1/session/${session}/events`, { signal: page.signal })
@@ -107,18 +124,19 @@ try {
     }
   })().catch(() => {})
 
-  // The operator: an act every 100 ms; each answer's status, latency and the time it was sent.
-  const acts: Array<{ at: number; status: number; latency: number; id?: string }> = []
+  // The operator: a say every 100 ms; each answer's status, latency and the time it was sent.
+  const says: Array<{ at: number; status: number; latency: number; text: string; id?: string }> = []
   const operator = (async () => {
     while (running) {
       const started = performance.now()
-      const response = await fetch(`${url}/v1/session/${session}/act`, {
+      const text = `Line ${says.length + 1}.`
+      const response = await fetch(`${url}/v1/session/${session}/say`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${OPERATOR_KEY}` },
-        body: JSON.stringify({ action: 'nod' }),
+        body: JSON.stringify({ text }),
       })
       const body = (await response.json()) as { event?: { id: string } }
-      acts.push({ at: started, status: response.status, latency: performance.now() - started, id: body.event?.id })
+      says.push({ at: started, status: response.status, latency: performance.now() - started, text, id: body.event?.id })
       await sleep(100)
     }
   })()
@@ -142,7 +160,8 @@ try {
   const upBefore = await scrapeUp()
   phase = 'outage'
   downAt = performance.now()
-  await proxy.down()
+  if (fault === 'refused') await proxy.down()
+  else proxy.partition()
   const upAfterFault = await scrapeUp()
   await sleep(outageS * 1000)
   const countBefore = Number(await direct.get(limiterKey()))
@@ -162,9 +181,13 @@ try {
   running = false
   await Promise.all([...clients, operator, probe])
   page.abort()
+  socket.close()
   await listening
+  const history = (await (await fetch(`${url}/v1/session/${session}/history`)).json()) as { messages: Array<{ role: string; content: string }> }
+  const stored = new Set(history.messages.filter((message) => message.role === 'operator').map((message) => message.content))
 
-  console.log(`Redis cut for ${outageS} s under ${connections} clients (baseline ${baselineS} s before after ${warmUpS} s of warm-up, recovery ${recoveryS} s after), one Triad process on SQLite`)
+  const faultName = fault === 'refused' ? 'connections refused' : 'a partition after which Redis no longer knows the connections'
+  console.log(`Redis cut for ${outageS} s (${faultName}) under ${connections} clients (baseline ${baselineS} s before after ${warmUpS} s of warm-up, recovery ${recoveryS} s after), one Triad process on SQLite`)
   const rows: Array<[string, number, number]> = []
   for (const route of Object.keys(routes)) {
     const before = latencies.get(`${route} baseline`) ?? []
@@ -174,21 +197,28 @@ try {
     rows.push([route, extra50, extra99])
     console.log(
       `  ${route}: p50 ${ms(percentile(before, 50))} → ${ms(percentile(during, 50))}, p99 ${ms(percentile(before, 99))} → ${ms(percentile(during, 99))}, ` +
-        `max during the outage ${ms(Math.max(...during))} (${before.length} and ${during.length} requests)`,
+        `max during the outage ${ms(largest(during))} (${before.length} and ${during.length} requests)`,
     )
   }
   console.log(`  requests failed or not limited: ${failures}; the slowest during the outage (${ms(slowestOutage.ms)}) was sent ${ms(slowestOutage.startedAfterCut)} after the cut`)
-  const firstRefused = acts.find((act) => act.at >= downAt && act.status === 503)
-  const refused = acts.filter((act) => act.at >= downAt && act.at < upAt)
-  const refusedSlowest = Math.max(...refused.map((act) => act.latency))
-  const statuses = [...new Set(refused.map((act) => act.status))].join(', ')
+  const firstRefused = says.find((say) => say.at >= downAt && say.status === 503)
+  // From the first refusal: a partition is noticed only when a command goes unanswered.
+  const refused = says.filter((say) => say.at >= (firstRefused?.at ?? downAt) && say.at < upAt)
+  const refusedSlowest = largest(refused.map((say) => say.latency))
+  const statuses = [...new Set(refused.map((say) => say.status))].join(', ')
   console.log(
-    `  operator act: first 503 answered ${ms((firstRefused?.at ?? NaN) + (firstRefused?.latency ?? NaN) - downAt)} after the cut; ` +
-      `during the outage ${refused.length} acts answered ${statuses}, slowest ${ms(refusedSlowest)}`,
+    `  operator say: first 503 answered ${ms((firstRefused?.at ?? NaN) + (firstRefused?.latency ?? NaN) - downAt)} after the cut; ` +
+      `from then to the return ${refused.length} says answered ${statuses}, slowest ${ms(refusedSlowest)}`,
   )
-  const delivered = acts.find((act) => act.at >= upAt && act.status === 200 && heard.some((heardAct) => heardAct.id === act.id))
-  const channelBackMs = delivered ? (heard.find((heardAct) => heardAct.id === delivered.id)?.at ?? NaN) - upAt : NaN
-  console.log(`  after Redis's return: the limiter counted in Redis in ${ms(limiterBackMs)}, the page listening through the outage heard an act ${ms(channelBackMs)} after`)
+  const heardOnStream = new Map(heard.map((heardSay) => [heardSay.id, heardSay.at]))
+  const delivered = says.find((say) => say.at >= upAt && say.status === 200 && say.id !== undefined && heardOnStream.has(say.id) && heardOnSocket.has(say.id))
+  const channelBackMs = delivered?.id === undefined ? NaN : Math.max(heardOnStream.get(delivered.id) ?? NaN, heardOnSocket.get(delivered.id) ?? NaN) - upAt
+  console.log(`  after Redis's return: the limiter counted in Redis in ${ms(limiterBackMs)}; the event stream and the WebSocket listening through the outage both heard a say ${ms(channelBackMs)} after`)
+  const accepted = says.filter((say) => say.status === 200)
+  const notAccepted = says.filter((say) => say.status !== 200)
+  const acceptedMissing = accepted.filter((say) => !stored.has(say.text)).length
+  const refusedKept = notAccepted.filter((say) => stored.has(say.text)).length
+  console.log(`  history: ${accepted.length - acceptedMissing} of ${accepted.length} says answered 200 kept, ${refusedKept} of ${notAccepted.length} answered otherwise kept`)
   const readyDuring = readiness.filter((probe) => probe.at > downAt + 100 && probe.at < upAt)
   console.log(
     `  /readyz during the outage: ${[...new Set(readyDuring.map((probe) => `${probe.status} redis ${probe.redis}`))].join(', ')} (${readyDuring.length} probes); ` +
@@ -206,7 +236,7 @@ try {
   })
   reportRow({
     benchmark: 'redis-outage',
-    measure: 'Redis down: the operator channel (POST /v1/session/{id}/act) answers 503, slowest answer during the outage',
+    measure: 'Redis down: the operator channel (POST /v1/session/{id}/say) answers 503, slowest answer during the outage',
     target: '≤ 1 s',
     figure: `${ms(refusedSlowest)} (statuses ${statuses})`,
     met: verdict(refusedSlowest <= 1000 && statuses === '503'),
@@ -214,10 +244,18 @@ try {
   })
   reportRow({
     benchmark: 'redis-outage',
-    measure: "Redis back: the limiter counts in Redis again, and the channel reaches a page that listened through the outage, after Redis's return",
+    measure: `Redis back after ${outageS} s: the limiter counts in Redis again, and a say reaches both an event stream and a WebSocket that listened through the outage, after Redis's return`,
     target: '≤ 2 s',
     figure: `limiter ${ms(limiterBackMs)}, channel ${ms(channelBackMs)}`,
     met: verdict(limiterBackMs <= 2000 && channelBackMs <= 2000),
+    command,
+  })
+  reportRow({
+    benchmark: 'redis-outage',
+    measure: 'Redis down and back: the says kept in the session history are exactly those answered 200',
+    target: 'all, and no other',
+    figure: `${accepted.length - acceptedMissing} of ${accepted.length} answered 200 kept; ${refusedKept} of ${notAccepted.length} answered ${[...new Set(notAccepted.map((say) => say.status))].join(' or ')} kept`,
+    met: verdict(acceptedMissing === 0 && refusedKept === 0),
     command,
   })
 } catch (error) {

@@ -13,15 +13,19 @@ import { parseRedisUrl, type RedisLocation } from './config/redis-url.ts'
  * - `socketTimeout`: and a connection that stays silent that long after a command is dropped
  *   and dialled again, so a hung connection does not stay "ready" and every later command fails
  *   at once instead of each waiting out the timeout;
- * - reconnect attempts every 50 ms growing to REDIS_RETRY_CAP_MS at most, so Triad is back within
- *   about half a second of Redis's return, with no restart.
+ * - reconnect attempts every 50 ms growing to REDIS_RETRY_CAP_MS at most, and never more however
+ *   many attempts an outage has taken (45 s or 5 min alike), so Triad is back within about half
+ *   a second of Redis's return, with no restart;
+ * - a PING every REDIS_PING_INTERVAL_MS on every connection (see `pingWhileReady`).
  */
 const REDIS_COMMAND_TIMEOUT_MS = 500
 const REDIS_RETRY_CAP_MS = 500
 const REDIS_CONNECT_TIMEOUT_MS = 1000
 const REDIS_SOCKET_TIMEOUT_MS = 1000
+const REDIS_PING_INTERVAL_MS = 1000
 
-const retryDelay = (attempt: number) => Math.min(attempt * 50, REDIS_RETRY_CAP_MS)
+/** The wait before reconnection attempt `attempt` (1, 2, …), of every client Triad creates. */
+export const retryDelay = (attempt: number) => Math.min(attempt * 50, REDIS_RETRY_CAP_MS)
 
 const failFastRedisOptions = {
   lazyConnect: true,
@@ -44,7 +48,9 @@ const failFastRedisOptions = {
  *   channel would otherwise wait for TCP keep-alive);
  * - a sentinel is given the same connect and command timeouts as Redis, so one that hangs
  *   delays a reconnection by a second at most before the next sentinel is asked, and when none
- *   answers the round starts again on the same 50–500 ms schedule.
+ *   answers the round starts again on the same 50–500 ms schedule;
+ * - the failover detector's own connections to the sentinels are dialled again on that schedule
+ *   too (ioredis waits a minute by default, blind to a switch meanwhile).
  */
 function sentinelOptions(location: Extract<RedisLocation, { kind: 'sentinel' }>): RedisOptions {
   return {
@@ -57,6 +63,7 @@ function sentinelOptions(location: Extract<RedisLocation, { kind: 'sentinel' }>)
     failoverDetector: true,
     sentinelCommandTimeout: REDIS_COMMAND_TIMEOUT_MS,
     sentinelRetryStrategy: retryDelay,
+    sentinelReconnectStrategy: retryDelay,
   }
 }
 
@@ -80,24 +87,48 @@ function reconnectWhenEnded(redis: Redis): Redis {
 }
 
 /**
+ * A connection nothing is sent on (the operator channel's subscriber always; the shared one on
+ * a quiet instance) notices a dead peer only through TCP keep-alive, minutes later: after a
+ * partition during which Redis dropped it (or restarted), it stays "ready" and hears nothing
+ * while publishing works again. A PING each second puts every connection under the socket
+ * timeout: a dead one is dropped and dialled again within about a second of the PING that
+ * found it, so within about two seconds of Redis's return. Timers only: nothing is traced
+ * (the ioredis instrumentation wants a parent span).
+ */
+const pingTimers = new WeakMap<Redis, NodeJS.Timeout>()
+
+function pingWhileReady(redis: Redis): Redis {
+  const timer = setInterval(() => {
+    if (redisReady(redis)) redis.ping().catch(() => {})
+  }, REDIS_PING_INTERVAL_MS).unref()
+  pingTimers.set(redis, timer)
+  // A client ended on purpose stops; a Sentinel client that ioredis ended is connected again.
+  redis.on('end', () => {
+    if (closedOnPurpose.has(redis) || !redis.options.sentinels) clearInterval(timer)
+  })
+  return redis
+}
+
+/**
  * A client for REDIS_URL (one server, or the master its sentinels name) with the options above;
  * it connects when `connectRedis` is called.
  */
 export function createRedis(url: string): Redis {
   const location = parseRedisUrl(url)
-  if (location.kind === 'server') return new Redis(url, failFastRedisOptions)
-  return reconnectWhenEnded(new Redis({ ...failFastRedisOptions, ...sentinelOptions(location) }))
+  if (location.kind === 'server') return pingWhileReady(new Redis(url, failFastRedisOptions))
+  return pingWhileReady(reconnectWhenEnded(new Redis({ ...failFastRedisOptions, ...sentinelOptions(location) })))
 }
 
 /** A second connection to the same Redis (following the same sentinels), for a use that needs one of its own. */
 export function duplicateRedis(redis: Redis, overrides: Partial<RedisOptions> = {}): Redis {
   const duplicate = redis.duplicate(overrides)
-  return redis.options.sentinels ? reconnectWhenEnded(duplicate) : duplicate
+  return pingWhileReady(redis.options.sentinels ? reconnectWhenEnded(duplicate) : duplicate)
 }
 
 /** Disconnects for good (a Sentinel client is not connected again, see `reconnectWhenEnded`). */
 export function closeRedis(redis: Redis): void {
   closedOnPurpose.add(redis)
+  clearInterval(pingTimers.get(redis))
   redis.disconnect()
 }
 

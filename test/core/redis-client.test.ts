@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { closeRedis, createRedis, duplicateRedis } from '../../src/core/redis.ts'
+import { closeRedis, createRedis, duplicateRedis, retryDelay } from '../../src/core/redis.ts'
 
 const FAIL_FAST = ['lazyConnect', 'enableOfflineQueue', 'maxRetriesPerRequest', 'commandTimeout', 'socketTimeout', 'connectTimeout', 'retryStrategy'] as const
 
@@ -28,5 +28,21 @@ describe('the Redis client (core/redis.ts)', () => {
     assert.equal(subscriber.options.enableOfflineQueue, false)
     assert.equal(subscriber.options.autoResubscribe, false)
     for (const redis of [single, client, subscriber]) closeRedis(redis)
+  })
+
+  it('waits 500 ms at most between reconnection attempts, however many an outage has taken, on every connection Triad opens', () => {
+    // Attempts come 50, 100, … 500 ms apart: the tenth, 2.75 s into an outage, reaches the cap,
+    // and a 45 s outage is some 95 attempts, a 5 min one some 600.
+    assert.deepEqual([1, 2, 9, 10, 11, 95, 600, 1e6].map(retryDelay), [50, 100, 450, 500, 500, 500, 500, 500])
+    const single = createRedis('redis://127.0.0.1:6379')
+    const sentinel = createRedis('redis+sentinel://127.0.0.1:26379/triad')
+    const clients = [single, sentinel, duplicateRedis(single, { autoResubscribe: false }), duplicateRedis(sentinel, { autoResubscribe: false })]
+    for (const client of clients) assert.equal(client.options.retryStrategy, retryDelay)
+    // Asking the sentinels for the master, and the failover detector's connections to them.
+    for (const client of clients.filter((redis) => redis.options.sentinels)) {
+      assert.equal(client.options.sentinelRetryStrategy, retryDelay)
+      assert.equal(client.options.sentinelReconnectStrategy, retryDelay)
+    }
+    for (const client of clients) closeRedis(client)
   })
 })

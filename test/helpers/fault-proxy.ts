@@ -9,6 +9,11 @@ import { type AddressInfo, createConnection, createServer, type Server, type Soc
  * - `deafen()`: forward what the client sends, drop every answer (what was sent is done, the reply is lost);
  * - `delay(ms)`: forward every chunk, in order, `ms` late (a slow network or a crawling server);
  * - `resetConnections()`: reset the open connections and go on accepting;
+ * - `partition()`: a network partition after which the dependency no longer knows the open
+ *   connections (it restarted, or dropped them meanwhile): forward nothing, close their
+ *   dependency's side, and leave Triad's side open and silent; once `up()`, such a connection
+ *   is reset only when Triad next sends on it, as a host answers a packet for a connection it
+ *   does not know (an idle connection notices nothing);
  * - `up()`: back to forwarding everything at once.
  * Nothing installs from the registries that does this, so it is the project's own.
  */
@@ -22,6 +27,7 @@ export interface FaultProxy {
   down(): Promise<void>
   blackhole(): void
   deafen(): void
+  partition(): void
   delay(ms: number): void
   resetConnections(): void
   up(): Promise<void>
@@ -51,6 +57,8 @@ export async function startFaultProxy(target: { host?: string; port: number }): 
   let mode: Mode = 'pass'
   let delayMs = 0
   const pairs = new Set<[Socket, Socket]>()
+  /** Triad's sides of the connections a partition cut off. */
+  const severed = new Set<Socket>()
 
   const onConnection = (client: Socket) => {
     const upstream = createConnection({ host: targetHost, port: target.port })
@@ -59,18 +67,23 @@ export async function startFaultProxy(target: { host?: string; port: number }): 
     const toUpstream = delayedWriter(upstream, () => delayMs)
     const toClient = delayedWriter(client, () => delayMs)
     client.on('data', (chunk: Buffer) => {
-      if (mode !== 'blackhole') toUpstream(chunk)
+      if (severed.has(client)) {
+        if (mode === 'pass') client.resetAndDestroy()
+      } else if (mode !== 'blackhole') toUpstream(chunk)
     })
     upstream.on('data', (chunk: Buffer) => {
       if (mode === 'pass') toClient(chunk)
     })
     const end = () => {
       pairs.delete(pair)
+      severed.delete(client)
       client.destroy()
       upstream.destroy()
     }
     client.on('error', end).on('close', end)
-    upstream.on('error', end).on('close', end)
+    upstream.on('error', end).on('close', () => {
+      if (!severed.has(client)) end()
+    })
   }
 
   let server: Server = createServer(onConnection)
@@ -84,6 +97,8 @@ export async function startFaultProxy(target: { host?: string; port: number }): 
       upstream.destroy()
     }
     pairs.clear()
+    for (const client of severed) client.resetAndDestroy()
+    severed.clear()
   }
 
   return {
@@ -106,6 +121,14 @@ export async function startFaultProxy(target: { host?: string; port: number }): 
     },
     deafen() {
       mode = 'deaf'
+    },
+    partition() {
+      mode = 'blackhole'
+      for (const pair of pairs) {
+        severed.add(pair[0])
+        pair[1].destroy()
+      }
+      pairs.clear()
     },
     delay(ms) {
       mode = 'pass'

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createManualClock } from '../../../src/core/clock.ts'
 import { createFakeLlm } from '../../../src/services/avatar/providers/llm/llm.fake.ts'
+import { createSessionsRepository } from '../../../src/services/avatar/modules/sessions/sessions.repository.ts'
+import { createSessionsService } from '../../../src/services/avatar/modules/sessions/sessions.service.ts'
 import { createTestDatabase } from '../../helpers/build-app.ts'
 import { buildAvatarApp, chat } from './helpers.ts'
 
@@ -194,5 +196,37 @@ describe('sessions', () => {
         ['user', 'assistant', 'user', 'assistant'],
       )
     }
+  })
+
+  it('keeps an appended message answered as stored when sweeping expired sessions fails after it, and sweeps again at the next append', async (t) => {
+    // An operator's say is answered 200 exactly when it is stored: a sweep failing after the
+    // commit must not turn it into an error.
+    const { database, clock } = await buildAvatarApp(t)
+    const repository = createSessionsRepository(database)
+    let sweepsFailing = true
+    const sweeps: string[] = []
+    const failures: unknown[] = []
+    const sessions = createSessionsService({
+      repository: {
+        ...repository,
+        async deleteIdleSessions(cutoff) {
+          sweeps.push(cutoff)
+          if (sweepsFailing) throw new Error('the database went away')
+          return repository.deleteIdleSessions(cutoff)
+        },
+      },
+      clock,
+      sessionTtlMs: 60_000,
+      historyLimit: 10,
+      onSweepFailed: (error) => failures.push(error),
+    })
+    const said = { emotion: 'neutral', action: 'speak', at: clock.now().toISOString() } as const
+    await sessions.recordOperator('swept', { ...said, content: 'Stored, whatever the sweep does.' })
+    assert.equal(failures.length, 1)
+    assert.deepEqual((await sessions.history('swept')).messages.map((message) => message.content), ['Stored, whatever the sweep does.'])
+    sweepsFailing = false
+    await sessions.recordOperator('swept', { ...said, content: 'And the sweep runs again.' })
+    assert.equal(sweeps.length, 2, 'a failed sweep is tried again at the next append, not a minute later')
+    assert.equal(failures.length, 1)
   })
 })

@@ -47,7 +47,13 @@ export function llmFromConfig(config: ChatConfig): LlmPort | undefined {
  */
 export function createConversation(deps: ConversationDeps) {
   const { config } = deps
-  const sessions = createSessions({ database: deps.database, clock: deps.clock, sessionTtlMs: config.sessionTtlMs, historyLimit: config.historyLimit })
+  const sessions = createSessions({
+    database: deps.database,
+    clock: deps.clock,
+    sessionTtlMs: config.sessionTtlMs,
+    historyLimit: config.historyLimit,
+    onSweepFailed: (error) => deps.log.warn({ err: error }, 'sweeping expired avatar sessions failed; tried again at the next message'),
+  })
   const metrics = deps.metrics ?? noAvatarMetrics
   const chat = createChatService({ config, llm: deps.llm ?? llmFromConfig(config), sessions, clock: deps.clock, log: deps.log, metrics })
   const runTurn = createTurnRunner(chat, deps.lifecycle.deadline)

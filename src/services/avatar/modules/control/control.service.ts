@@ -47,12 +47,15 @@ export function createControlService(deps: ControlServiceDeps) {
         ...(body.voice === undefined ? {} : { voice: body.voice }),
         at,
       }
-      // Refused before anything is stored while Redis is known to be gone, so the operator's
-      // retry does not leave the line twice in the history.
       if (!deps.bus.available()) throw unreachable(undefined)
-      // Stored first: a page that reloads on the message finds it in the history.
+      // Published first, stored once published: a say answered 503 is never in the history (the
+      // operator's retry would make it a duplicate) and one answered 200 always is. Stored
+      // first, a failed publish would need a delete that can fail too. What is left
+      // (docs/decisions.md): a publish whose answer is lost, or a store that fails after it,
+      // may have been heard although the say is refused and not stored.
+      const sent = await publish(sessionId, event)
       await deps.sessions.recordOperator(sessionId, { content: body.text, emotion: event.emotion, action: event.action, at })
-      return publish(sessionId, event)
+      return sent
     },
 
     async act(sessionId: string, body: ActBody) {

@@ -9,6 +9,8 @@ export interface SessionsServiceDeps {
   clock: Clock
   sessionTtlMs: number
   historyLimit: number
+  /** Told when sweeping expired sessions failed (it is tried again at the next append). */
+  onSweepFailed?: (error: unknown) => void
 }
 
 export interface HistoryMessage {
@@ -45,11 +47,20 @@ export function createSessionsService(deps: SessionsServiceDeps) {
   const cutoff = () => new Date(deps.clock.now().getTime() - deps.sessionTtlMs).toISOString()
   const isActive = (session: SessionRow) => session.last_active_at >= cutoff()
 
+  /**
+   * Runs after an append has committed: its failure must not fail the request, or a say
+   * answered 503 would be in the history. The next append tries again.
+   */
   async function sweepIfDue(): Promise<void> {
     const now = deps.clock.now().getTime()
     if (now - lastSweep < SWEEP_INTERVAL_MS) return
     lastSweep = now
-    await repository.deleteIdleSessions(cutoff())
+    try {
+      await repository.deleteIdleSessions(cutoff())
+    } catch (error) {
+      lastSweep = Number.NEGATIVE_INFINITY
+      deps.onSweepFailed?.(error)
+    }
   }
 
   return {
