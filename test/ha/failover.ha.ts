@@ -58,6 +58,8 @@ test('Triad rides through a primary database failover and back, and a Redis mast
   t.after(() => Promise.all([database.stop(), redis.stop()]))
   t.diagnostic(`topology built in ${Math.round(performance.now() - startedAt)} ms (pg_auto_failover ${Math.round(database.buildMs)} ms)`)
 
+  // The URI exactly as pg_autoctl prints it for nodes without TLS (issue 35: it made Triad exit).
+  assert.match(database.uri, /[?&]sslmode=prefer(&|$)/, database.uri)
   const shared = {
     DATABASE_URL: database.uri,
     REDIS_URL: redis.url,

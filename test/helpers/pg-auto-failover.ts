@@ -12,8 +12,10 @@ import { killProcessTree, processTree } from './process-tree.ts'
 // Issue 26: the pg_auto_failover topology Triad's PostgreSQL runs on for high availability
 // (docs/deployment.md ("High availability")) on one machine: a monitor and three data nodes, each its own
 // `pg_autoctl run` on its own port of 127.0.0.1, built with the deploy/pg-auto-failover scripts
-// an operator runs, with the test values below. No SSL (--no-ssl): nothing leaves the loopback
-// interface (sslmode in the URI as pg_autoctl prints it is test/core/postgres-tls.test.ts's).
+// an operator runs, with the test values below. No TLS on the nodes (--no-ssl: nothing leaves the
+// loopback interface), and pg_autoctl's default --ssl-mode, so Triad gets the URI exactly as
+// pg_autoctl prints it for such nodes: sslmode=prefer (issue 35; every sslmode against servers
+// with and without TLS is test/core/postgres-tls.test.ts's).
 
 /**
  * The monitor's timing for tests (deploy/pg-auto-failover/monitor.conf has the production values
@@ -251,8 +253,7 @@ async function build(topology: Topology, database: string, user: string): Promis
   const [first, ...others] = nodes
   writeFileSync(join(dir, 'monitor.conf'), testMemorySettings + Object.entries(testMonitorSettings).map(([name, value]) => `${name} = ${value}\n`).join(''))
   writeFileSync(join(dir, 'node.conf'), testMemorySettings)
-  // --ssl-mode disable, not pg_autoctl's default prefer: without TLS on the nodes, plain from the start.
-  const common = { PGAF_HOSTNAME: '127.0.0.1', PGAF_LISTEN: '127.0.0.1', PGAF_AUTH: 'trust', PGAF_SSL: '--no-ssl --ssl-mode disable' }
+  const common = { PGAF_HOSTNAME: '127.0.0.1', PGAF_LISTEN: '127.0.0.1', PGAF_AUTH: 'trust', PGAF_SSL: '--no-ssl' }
 
   await Promise.all([monitor, first].map((node) => runner.initdb(node.pgdata, node.log)))
   await runner.script('create-monitor.sh', { ...common, PGDATA: monitor.pgdata, PGPORT: String(monitor.port), PGAF_SETTINGS: join(dir, 'monitor.conf') }, monitor.log)
