@@ -5,6 +5,8 @@
 //  2. The same captures on PostgreSQL (figure only), when BENCH_PG_URL (or the default local
 //     server) answers.
 //  3. GET /transactions/{id} against the bare Fastify baseline: target ≥ 0.5.
+// Captures are also measured with an Idempotency-Key each (issue 35: the key's answer commits in
+// the capture's transaction), in the same rounds, as a ratio to the captures without one.
 // Besides req/s, each figure comes with the server's CPU µs per request (from /proc; the raw
 // loop's from process.cpuUsage), which the other load on a shared machine disturbs far less.
 // Usage: node bench/payments.ts [--rounds 3 --duration 5 --pg postgres://127.0.0.1:5432/test]
@@ -122,9 +124,12 @@ async function seedRound(existingId: string): Promise<{ transactionIds: string[]
   }
 }
 
-/** Captures of 1 cent, spread round-robin over the seeded transactions. */
-async function captureLoad(url: string, key: string, transactionIds: string[], seconds = durationSeconds) {
+let sentKeys = 0
+
+/** Captures of 1 cent, spread round-robin over the seeded transactions; `keyed`: each with an Idempotency-Key of its own. */
+async function captureLoad(url: string, key: string, transactionIds: string[], seconds = durationSeconds, keyed = false) {
   let next = 0
+  const headers = { authorization: basicAuth(key), 'content-type': 'application/json' }
   const result = await autocannon({
     url,
     connections,
@@ -132,11 +137,12 @@ async function captureLoad(url: string, key: string, transactionIds: string[], s
     requests: [
       {
         method: 'POST',
-        headers: { authorization: basicAuth(key), 'content-type': 'application/json' },
+        headers,
         body: '{"amount":1}',
         setupRequest: (request) => {
           const id = transactionIds[next++ % transactionIds.length]
-          return { ...request, path: `/transactions/${id}/captures` }
+          const path = `/transactions/${id}/captures`
+          return keyed ? { ...request, path, headers: { ...headers, 'idempotency-key': `bench-${sentKeys++}` } } : { ...request, path }
         },
       },
     ],
@@ -287,6 +293,7 @@ try {
 
   const triadCaptures: number[] = []
   const triadCpu: number[] = []
+  const keyedCaptures: number[] = []
   const rawCaptures: number[] = []
   const rawCpu: number[] = []
   const baselineCpu = cpuClock(baseline.url)
@@ -306,6 +313,10 @@ try {
     triadCaptures.push(measured.requestsPerSecond)
     triadCpu.push(measured.cpuPerRequest)
     printCaptures(`triad #${round + 1}`, measured)
+    const keyedTargets = (await seedRound(transactionIds[0])).transactionIds
+    const keyed = await withCpu(triadCpuClock, () => captureLoad(triad.url, key, keyedTargets, durationSeconds, true))
+    keyedCaptures.push(keyed.requestsPerSecond)
+    printCaptures(`keyed #${round + 1}`, keyed)
   }
   const mean = (items: number[]) => items.reduce((a, b) => a + b, 0) / items.length
   const ratio = mean(triadCaptures) / mean(rawCaptures)
@@ -322,6 +333,8 @@ try {
     met: null,
     command: 'node bench/payments.ts',
   })
+
+  reportKeyed('SQLite', keyedCaptures, triadCaptures)
 
   // A typical transaction for the read: one capture on its trail (the captured ones above have long trails).
   const seedAgain = await createDb(sqliteUrl)
@@ -365,11 +378,16 @@ if (admin) {
     const { key, transactionIds } = await seed(pgTriad.url, admin.db as Kysely<PaymentsTables>, admin.dialect, transactionCount)
     console.log(`Captures on PostgreSQL (${rounds} rounds × ${durationSeconds} s, ${connections} connections, ${transactionCount} transactions)`)
     const perSecond: number[] = []
+    const keyedPerSecond: number[] = []
     for (let round = 0; round < rounds; round++) {
       const measured = await captureLoad(pgTriad.url, key, transactionIds)
       perSecond.push(measured.requestsPerSecond)
       printCaptures(`triad #${round + 1}`, measured)
+      const keyed = await captureLoad(pgTriad.url, key, transactionIds, durationSeconds, true)
+      keyedPerSecond.push(keyed.requestsPerSecond)
+      printCaptures(`keyed #${round + 1}`, keyed)
     }
+    reportKeyed('PostgreSQL', keyedPerSecond, perSecond)
     reportRow({
       benchmark: 'payments',
       measure: `Captures over HTTP on PostgreSQL (${connections} connections)`,
@@ -383,4 +401,19 @@ if (admin) {
     await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db)
     await admin.destroy()
   }
+}
+
+/** Captures with an Idempotency-Key each ÷ captures without, measured in the same rounds. */
+function reportKeyed(engine: string, keyed: number[], plain: number[]): void {
+  const sum = (items: number[]) => items.reduce((a, b) => a + b, 0)
+  const ratio = sum(keyed) / sum(plain)
+  console.log(`  keyed ÷ plain captures on ${engine}: ${ratio.toFixed(2)} (${(sum(keyed) / keyed.length).toFixed(0)} vs ${(sum(plain) / plain.length).toFixed(0)} captures/s)`)
+  reportRow({
+    benchmark: 'payments',
+    measure: `Captures with an Idempotency-Key each ÷ captures without, on ${engine} (same rounds; the key's answer commits in the capture's transaction)`,
+    target: '—',
+    figure: `${ratio.toFixed(2)} (${(sum(keyed) / keyed.length).toFixed(0)} vs ${(sum(plain) / plain.length).toFixed(0)} captures/s)`,
+    met: null,
+    command: 'node bench/payments.ts',
+  })
 }

@@ -1,4 +1,6 @@
-import type { PaymentsDb } from '../tables.ts'
+import type { DialectName } from '../../../core/db/create-db.ts'
+import { prepared } from '../../../core/db/prepared.ts'
+import type { PaymentsDb, PaymentsTables } from '../tables.ts'
 
 /** A stored answer to a request sent with an `Idempotency-Key`. */
 export interface StoredAnswer {
@@ -8,23 +10,42 @@ export interface StoredAnswer {
   body: string | null
 }
 
+const liveAnswer = prepared<PaymentsTables, 'appId' | 'key' | 'expiredBefore', { fingerprint: string; status: number | null; content_type: string | null; body: string | null }>(
+  (db, p) =>
+    db
+      .selectFrom('payments_idempotency')
+      .select(['fingerprint', 'status', 'content_type', 'body'])
+      .where('app_id', '=', p.appId)
+      .where('key', '=', p.key)
+      .where('created', '>=', p.expiredBefore)
+      .where('status', 'is not', null),
+)
+
 /**
  * The live answer stored under `key` for `appId`: one written before `expiredBefore` has lived
  * out its time and counts as none. Rows without a status were left by earlier versions, which
  * marked a key "in progress" before running the request: they stand for nothing that committed.
  */
-export async function findAnswer(db: PaymentsDb, appId: string, key: string, expiredBefore: string): Promise<StoredAnswer | undefined> {
-  const row = await db
-    .selectFrom('payments_idempotency')
-    .select(['fingerprint', 'status', 'content_type', 'body'])
-    .where('app_id', '=', appId)
-    .where('key', '=', key)
-    .where('created', '>=', expiredBefore)
-    .where('status', 'is not', null)
-    .executeTakeFirst()
+export async function findAnswer(db: PaymentsDb, dialect: DialectName, appId: string, key: string, expiredBefore: string): Promise<StoredAnswer | undefined> {
+  const [row] = (await liveAnswer(db, dialect, { appId, key, expiredBefore })).rows
   if (!row || row.status === null) return undefined
   return { fingerprint: row.fingerprint, status: row.status, contentType: row.content_type, body: row.body }
 }
+
+type AnswerKey = 'appId' | 'key' | 'fingerprint' | 'status' | 'contentType' | 'body' | 'created' | 'expiredBefore'
+
+const upsertAnswer = prepared<PaymentsTables, AnswerKey, never>((db, p) => {
+  const values = { fingerprint: p.fingerprint, status: p.status, content_type: p.contentType, body: p.body, created: p.created }
+  return db
+    .insertInto('payments_idempotency')
+    .values({ app_id: p.appId, key: p.key, ...values })
+    .onConflict((conflict) =>
+      conflict
+        .columns(['app_id', 'key'])
+        .doUpdateSet(values)
+        .where((existing) => existing.or([existing('payments_idempotency.created', '<', p.expiredBefore), existing('payments_idempotency.status', 'is', null)])),
+    )
+})
 
 /**
  * Stores the answer under `key`, in `db`'s transaction when it is one: false when a live answer
@@ -34,20 +55,11 @@ export async function findAnswer(db: PaymentsDb, appId: string, key: string, exp
  */
 export async function storeAnswer(
   db: PaymentsDb,
+  dialect: DialectName,
   entry: { appId: string; key: string; created: string; expiredBefore: string } & StoredAnswer,
 ): Promise<boolean> {
-  const values = { fingerprint: entry.fingerprint, status: entry.status, content_type: entry.contentType, body: entry.body, created: entry.created }
-  const result = await db
-    .insertInto('payments_idempotency')
-    .values({ app_id: entry.appId, key: entry.key, ...values })
-    .onConflict((conflict) =>
-      conflict
-        .columns(['app_id', 'key'])
-        .doUpdateSet(values)
-        .where((existing) => existing.or([existing('payments_idempotency.created', '<', entry.expiredBefore), existing('payments_idempotency.status', 'is', null)])),
-    )
-    .executeTakeFirst()
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
+  const { numAffectedRows } = await upsertAnswer(db, dialect, entry)
+  return Number(numAffectedRows ?? 0n) > 0
 }
 
 /** Forgets answers stored before `expiredBefore`. */

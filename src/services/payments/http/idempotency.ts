@@ -38,7 +38,7 @@ export function installIdempotency(
   app: FastifyInstance,
   deps: { database: { db: Kysely<PaymentsTables>; dialect: DialectName }; clock: Clock; ttlMs: number; metrics: PaymentsMetrics },
 ): void {
-  const { db } = deps.database
+  const { db, dialect } = deps.database
   const keyed = new WeakMap<FastifyRequest, KeyedRequest>()
   let lastPrune = 0
 
@@ -66,7 +66,7 @@ export function installIdempotency(
       lastPrune = now
       await pruneAnswers(db, expiredBefore())
     }
-    const answer = await findAnswer(db, appId, key, expiredBefore())
+    const answer = await findAnswer(db, dialect, appId, key, expiredBefore())
     if (answer && answer.fingerprint !== fingerprint) throw conflict('This Idempotency-Key was used with a different request')
     return answer
   }
@@ -94,7 +94,7 @@ export function installIdempotency(
         reply.send(replay(reply, answer))
         return
       }
-      const hold = new CommitHold(db as Kysely<unknown>, deps.database.dialect)
+      const hold = new CommitHold(db as Kysely<unknown>, dialect)
       keyed.set(request, { appId, key, fingerprint, hold })
       holdCommits(hold, () => done())
     }, done)
@@ -125,7 +125,7 @@ export function installIdempotency(
     }
     let stored: boolean
     try {
-      stored = await storeAnswer((hold.transaction as typeof db | undefined) ?? db, answer)
+      stored = await storeAnswer((hold.transaction as typeof db | undefined) ?? db, dialect, answer)
     } catch (error) {
       await hold.rollback()
       throw error
@@ -133,7 +133,7 @@ export function installIdempotency(
     if (!stored) {
       // Another request with this key committed first: this one's writes go, its answer is the other's.
       await hold.rollback()
-      const first = await findAnswer(db, entry.appId, entry.key, answer.expiredBefore)
+      const first = await findAnswer(db, dialect, entry.appId, entry.key, answer.expiredBefore)
       if (!first) throw conflict('This Idempotency-Key is being reused concurrently; send the request again')
       if (first.fingerprint !== entry.fingerprint) throw conflict('This Idempotency-Key was used with a different request')
       return replay(reply, first)
