@@ -8,8 +8,9 @@
 // cluster rarely has). Needs the PostgreSQL server on this machine (its /proc) and the right to
 // CREATE DATABASE; the database is dropped at the end.
 // Usage: node bench/pg-yardsticks.ts [--url postgres://127.0.0.1:5432/test --rounds 3 --duration 5 --connections 16 --smoke]
+//   --profile: Triad runs under --cpu-prof; its top self-time functions in the measured rounds are printed
 import autocannon from 'autocannon'
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -18,7 +19,7 @@ import pg from 'pg'
 import { createDb } from '../src/core/db/create-db.ts'
 import { parsePostgresUrl, type PostgresHost } from '../src/core/db/postgres-url.ts'
 import type { PaymentsTables } from '../src/services/payments/tables.ts'
-import { basicAuth, cpuMicros, reportRow, type RunningServer, seedAuthorizations, smoke, startBaseline, startTriad, verdict } from './lib.ts'
+import { basicAuth, cpuMicros, monotonicUs, profileSelfTimes, reportRow, type RunningServer, seedAuthorizations, smoke, startBaseline, startTriad, verdict } from './lib.ts'
 
 const { values } = parseArgs({
   options: {
@@ -27,6 +28,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '16' },
     smoke: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
   },
 })
 const rounds = smoke ? 1 : Number(values.rounds)
@@ -34,6 +36,7 @@ const durationSeconds = smoke ? 1 : Number(values.duration)
 const connections = Number(values.connections)
 const command = 'node bench/pg-yardsticks.ts'
 const YARDSTICK_APPLICATION = 'yardstick'
+const WARM_UP_SECONDS = 10
 
 interface Figures {
   requests: number
@@ -41,6 +44,8 @@ interface Figures {
   /** CPU µs per request: the Node process, and the PostgreSQL backends serving it. */
   nodeUs: number
   backendUs: number
+  /** CPU µs per second of the other side's backends meanwhile (Triad's: its background work, idle of requests). */
+  otherBackendUsPerSecond: number
   errors: number
 }
 
@@ -79,11 +84,23 @@ async function load(server: RunningServer, side: 'yardstick' | 'triad', path: st
   const nodeUs = cpuMicros(server.pid) - nodeBefore
   const after = await backends()
   let backendUs = 0
+  let otherUs = 0
   // A backend that left during the run takes its CPU with it: a pool's idle timeout is longer
   // than a round, so none should.
-  for (const [pid, owner] of after) if (owner === side) backendUs += backendCpu(pid) - (backendBefore.get(pid) ?? 0)
+  for (const [pid, owner] of after) {
+    const used = backendCpu(pid) - (backendBefore.get(pid) ?? 0)
+    if (owner === side) backendUs += used
+    else otherUs += used
+  }
   const requests = result.requests.total
-  return { requests, p99: result.latency.p99, nodeUs: nodeUs / Math.max(requests, 1), backendUs: backendUs / Math.max(requests, 1), errors: result.errors + result.non2xx }
+  return {
+    requests,
+    p99: result.latency.p99,
+    nodeUs: nodeUs / Math.max(requests, 1),
+    backendUs: backendUs / Math.max(requests, 1),
+    otherBackendUsPerSecond: otherUs / seconds,
+    errors: result.errors + result.non2xx,
+  }
 }
 
 const sum = (items: Figures[], pick: (f: Figures) => number) => items.reduce((total, item) => total + pick(item), 0)
@@ -91,9 +108,12 @@ const weighted = (items: Figures[], pick: (f: Figures) => number) => sum(items, 
 const median = (items: number[]) => [...items].sort((a, b) => a - b)[Math.floor(items.length / 2)] ?? Number.NaN
 
 const work = mkdtempSync(join(tmpdir(), 'triad-pg-yardsticks-'))
+const profileDir = join(work, 'profile')
+/** When the measured rounds began (CLOCK_MONOTONIC µs): the profile is summarised from there. */
+const measured = { fromUs: Number.POSITIVE_INFINITY }
 const servers: RunningServer[] = []
 try {
-  const triad = await startTriad({ DATABASE_URL: benchUrl, PAYMENTS_RATE_LIMIT: '0' })
+  const triad = await startTriad({ DATABASE_URL: benchUrl, PAYMENTS_RATE_LIMIT: '0', ...(values.profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}) })
   servers.push(triad)
   const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${triad.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
@@ -125,11 +145,13 @@ try {
   console.log(
     `# PostgreSQL yardsticks — ${cpus().length} cores, Node ${process.version}, ${values.url.replace(/\/\/[^@/]*@/, '//')}; ${rounds} round(s) × ${durationSeconds} s, ${connections} connections`,
   )
-  // A warm-up of each (pools fill, V8 compiles, statements get prepared), not counted.
-  await load(triad, 'triad', path, headers, smoke ? 1 : 2)
-  await load(yardstick, 'yardstick', path, headers, smoke ? 1 : 2)
+  // A warm-up of each (pools fill, statements get prepared, V8 optimises: Triad's CPU per request
+  // still falls for several seconds), not counted.
+  await load(triad, 'triad', path, headers, smoke ? 1 : WARM_UP_SECONDS)
+  await load(yardstick, 'yardstick', path, headers, smoke ? 1 : WARM_UP_SECONDS)
   const t: Figures[] = []
   const y: Figures[] = []
+  measured.fromUs = monotonicUs()
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? (['triad', 'yardstick'] as const) : (['yardstick', 'triad'] as const)
     for (const side of order) {
@@ -149,7 +171,8 @@ try {
   const cpu = (items: Figures[], pick: (f: Figures) => number) => weighted(items, pick).toFixed(0)
   const figure =
     `${ratio.toFixed(2)} (${rate(t)} vs ${rate(y)} req/s; p99 ${median(t.map((f) => f.p99))}/${median(y.map((f) => f.p99))} ms; ` +
-    `PostgreSQL CPU ${cpu(t, (f) => f.backendUs)}/${cpu(y, (f) => f.backendUs)} µs/req = ${backendRatio.toFixed(2)}×; Node CPU ${cpu(t, (f) => f.nodeUs)}/${cpu(y, (f) => f.nodeUs)} µs/req` +
+    `PostgreSQL CPU ${cpu(t, (f) => f.backendUs)}/${cpu(y, (f) => f.backendUs)} µs/req = ${backendRatio.toFixed(2)}×; Node CPU ${cpu(t, (f) => f.nodeUs)}/${cpu(y, (f) => f.nodeUs)} µs/req; ` +
+    `Triad's backends while the yardstick ran ${(sum(y, (f) => f.otherBackendUsPerSecond) / Math.max(y.length, 1) / 1000).toFixed(1)} ms/s` +
     `${errors ? `; ${errors} errors` : ''})`
   console.log(`get: ${figure}`)
   reportRow({
@@ -165,4 +188,18 @@ try {
   await Promise.all(servers.map((server) => server.stop()))
   await admin.query(`drop database if exists "${database}" with (force)`)
   await admin.end()
+}
+
+if (values.profile) {
+  for (const file of readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile'))) {
+    const { busyUs, functions } = profileSelfTimes(join(profileDir, file), [[measured.fromUs, Number.POSITIVE_INFINITY]])
+    if (busyUs === 0) continue
+    console.log(`\nTriad in the measured rounds, self time (${(busyUs / 1e6).toFixed(1)} s busy; ${join(profileDir, file)}):`)
+    const self = new Map<string, number>()
+    for (const { functionName, url, lineNumber, us } of functions) {
+      const name = `${functionName || '(anonymous)'} ${url.replace(/^file:\/\/.*?\/(node_modules|src)\//, '$1/')}:${lineNumber + 1}`
+      self.set(name, (self.get(name) ?? 0) + us)
+    }
+    for (const [name, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${((100 * us) / busyUs).toFixed(1).padStart(5)} %  ${name}`)
+  }
 }
