@@ -56,6 +56,8 @@ const benchmarks: Benchmark[] = [
   { name: 'authn', file: 'bench/authn.ts', smokeArgs: ['--smoke'] },
   { name: 'payments', file: 'bench/payments.ts', smokeArgs: ['--smoke'] },
   { name: 'capture-statements', file: 'bench/capture-statements.ts', smokeArgs: ['--smoke'] },
+  { name: 'pg-yardsticks', file: 'bench/pg-yardsticks.ts', smokeArgs: ['--smoke'] },
+  { name: 'pg-statement-path', file: 'bench/pg-statement-path.ts', smokeArgs: ['--smoke'] },
   { name: 'avatar-chat', file: 'bench/avatar-chat.ts', smokeArgs: ['--smoke'] },
   { name: 'avatar-speech', file: 'bench/avatar-speech.ts', smokeArgs: ['--smoke'] },
   { name: 'avatar-llm-client', file: 'bench/avatar-llm-client.ts', smokeArgs: ['--smoke'] },

@@ -129,7 +129,7 @@ async function migrateWhenReachable(database: Database, config: Config, deps: Ap
  */
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
   const ownsDatabase = deps.database === undefined
-  const database = deps.database ?? (await createDb(config.core.databaseUrl, { standby: config.core.standby }))
+  const database = deps.database ?? (await createDb(config.core.databaseUrl, { standby: config.core.standby, preparedStatements: config.core.preparedStatements }))
   const services = await loadServices(config)
   const serverOptions = serverOptionsFor(config, services, deps)
   try {

@@ -76,7 +76,7 @@ function migrateCommand(getConfig: () => Config): Command {
     run: async (args, output) => {
       const config = getConfig()
       const names = servicesFrom(config, args.values.only)
-      const database = await createDb(config.core.databaseUrl)
+      const database = await createDb(config.core.databaseUrl, { preparedStatements: config.core.preparedStatements })
       try {
         const progress = startProgress(output, { label: 'migrate', unit: 'migrations', total: await pendingMigrationCount(database, names) })
         let applied = 0
@@ -110,7 +110,7 @@ async function serviceCommands(getConfig: () => Config, argv: string[]): Promise
       service.commands({
         withService: async (work) => {
           const config = getConfig()
-          const database = await createDb(config.core.databaseUrl)
+          const database = await createDb(config.core.databaseUrl, { preparedStatements: config.core.preparedStatements })
           try {
             await migrateServices(database, [name])
             const base: ServiceBase = {

@@ -50,6 +50,10 @@ export const coreSection = defineSection(
       pattern: '^postgres(ql)?://.+',
     }),
     DATABASE_READ_MAX_WAIT: Env.duration('50ms'),
+    DATABASE_PREPARED_STATEMENTS: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+      default: 'on',
+      description: 'on or off (PostgreSQL): on prepares each hot statement once per connection; off sends every statement unnamed, as PgBouncer before 1.21 in transaction mode needs',
+    }),
     REDIS_URL: Env.optionalString(`a redis:// or rediss:// URL (one server), or ${SENTINEL_URL_FORM} (Redis Sentinel)`, { pattern: REDIS_URL_PATTERN }),
     TRIAD_SERVICES: Env.string(`a comma-separated list of ${SERVICE_NAMES.join(', ')}`, {
       default: SERVICE_NAMES.join(','),
@@ -76,6 +80,8 @@ export const coreSection = defineSection(
     databaseUrl: checkedDatabaseUrl(env.DATABASE_URL, 'DATABASE_URL'),
     /** Where lag-tolerant reads may go (core/db/read-replica.ts); undefined without DATABASE_READ_URL. */
     standby: standbyOf(env.DATABASE_URL, env.DATABASE_READ_URL, env.DATABASE_READ_MAX_WAIT),
+    /** PostgreSQL: hot statements as named prepared statements of each connection (core/db/named-statements.ts). */
+    preparedStatements: env.DATABASE_PREPARED_STATEMENTS === 'on',
     redisUrl: env.REDIS_URL === undefined ? undefined : checkedRedisUrl(env.REDIS_URL),
     services: [...new Set(splitList(env.TRIAD_SERVICES))] as ServiceName[],
     logLevel: env.LOG_LEVEL,

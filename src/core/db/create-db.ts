@@ -55,6 +55,14 @@ export interface CreateDbOptions {
   /** PostgreSQL only: pool size per instance. */
   poolSize?: number
   /**
+   * PostgreSQL only: whether hot statements go as named prepared statements of each connection
+   * (core/db/named-statements.ts; DATABASE_PREPARED_STATEMENTS). Off, every statement goes
+   * unnamed, as a pooler in transaction mode needs. On by default.
+   */
+  preparedStatements?: boolean
+  /** PostgreSQL only: named statements per connection at most (100 by default). */
+  preparedStatementsPerConnection?: number
+  /**
    * Kysely's log hook: every statement Kysely runs, with its duration (the query counts of
    * docs/scaling.md). On SQLite the prepared fast path runs past Kysely and is not seen.
    */
@@ -96,7 +104,14 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
     }
   }
   const poolSize = options.poolSize ?? 10
-  const guarded = createGuardedPool({ connectionString: url, max: poolSize, schema: options.schema, requireSynchronousStandby: options.requireSynchronousStandby })
+  const preparedPerConnection = options.preparedStatements === false ? 0 : options.preparedStatementsPerConnection
+  const guarded = createGuardedPool({
+    connectionString: url,
+    max: poolSize,
+    schema: options.schema,
+    requireSynchronousStandby: options.requireSynchronousStandby,
+    preparedPerConnection,
+  })
   // Kysely's log hook times every query once any observer wants it; until then it costs one
   // call that returns (a PostgreSQL round trip dwarfs both).
   let observer: QueryObserver | undefined
@@ -111,7 +126,7 @@ export async function createDb(url: string, options: CreateDbOptions = {}): Prom
   const db = new Kysely({ dialect: held.dialect, log })
   held.register(db)
   const standby = options.standby
-    ? createStandbyReads({ primary: guarded.pool, standby: options.standby, schema: options.schema, poolSize, log })
+    ? createStandbyReads({ primary: guarded.pool, standby: options.standby, schema: options.schema, poolSize, preparedPerConnection, log })
     : undefined
   if (options.schema) await sql`create schema if not exists ${sql.id(options.schema)}`.execute(db)
   return {

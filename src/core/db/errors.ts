@@ -25,10 +25,24 @@ export function isForeignKeyViolation(error: unknown): boolean {
   return code === '23503' || errcode === SQLITE_CONSTRAINT_FOREIGNKEY
 }
 
-/** A conflict with a concurrent transaction that is resolved by running the transaction again. */
+/**
+ * A conflict resolved by running the transaction again: with a concurrent transaction, or with a
+ * concurrent change of a table's shape that a prepared statement's plan no longer fits.
+ */
 export function isRetryableConflict(error: unknown): boolean {
   const { code, errcode } = driverError(error)
-  return code === '40001' || code === '40P01' || errcode === SQLITE_BUSY
+  return code === '40001' || code === '40P01' || errcode === SQLITE_BUSY || isStalePlan(error)
+}
+
+/**
+ * PostgreSQL's refusal to run a named prepared statement whose result columns changed since it
+ * was prepared (ALTER TABLE on a table a `select *` reads). Parsing the text again fixes it
+ * (core/db/pg-pool.ts does, for the connection it happened on).
+ */
+export function isStalePlan(error: unknown): boolean {
+  const { code } = driverError(error)
+  const message = (error as { message?: unknown } | null)?.message
+  return code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type')
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely'
 import pg from 'pg'
 import { beforeDeadline, COMMIT_GRACE_MS, type DatabaseUse, startDatabaseUse } from './deadline.ts'
-import { CommitOutcomeUnknownError, DatabaseUnavailableError, databaseFaultOf } from './errors.ts'
+import { CommitOutcomeUnknownError, DatabaseUnavailableError, databaseFaultOf, isStalePlan } from './errors.ts'
+import { connectionStatements, DEFAULT_MAX_PER_CONNECTION, type ParsedStatementsOwner } from './named-statements.ts'
 import { selectHosts } from './pg-hosts.ts'
 import { parsePostgresUrl } from './postgres-url.ts'
 
@@ -38,6 +39,8 @@ const TRANSACTION_END = /^\s*(commit|rollback)\b/i
 /** A statement that writes; outside a transaction it commits by itself. */
 const WRITE = /^\s*(insert|update|delete|merge)\b/i
 
+type ConnectionStatements = ReturnType<typeof connectionStatements>
+
 /**
  * One checked-out client, as Kysely uses it. A statement still running at the deadline of this
  * use of the database (core/db/deadline.ts) is abandoned, and so is the connection: released
@@ -46,10 +49,21 @@ const WRITE = /^\s*(insert|update|delete|merge)\b/i
  * outcome is unknown is reported as such, not as the failed ROLLBACK after it. So is a write
  * outside a transaction: it commits by itself, and may be on the primary (waiting for a standby
  * to confirm it) when its answer is lost.
+ *
+ * With `statements`, a statement worth it goes as a named prepared statement of the connection
+ * (core/db/named-statements.ts). One whose plan PostgreSQL refuses because a table changed
+ * shape is parsed again and, outside a transaction, sent again; inside one the error ends the
+ * transaction, and withTransaction runs it again (core/db/errors.ts, isRetryableConflict).
  */
-function guardedClient(client: pg.PoolClient, use: DatabaseUse): PostgresPoolClient {
+function guardedClient(client: pg.PoolClient, use: DatabaseUse, statements: ConnectionStatements | undefined): PostgresPoolClient {
   let lost: Error | undefined
   let inTransaction = false
+  /** Statements sent and not yet answered: a name may be closed only when there are none. */
+  let inFlight = 0
+  const send = (text: string, values: unknown[]) => {
+    const name = statements?.nameFor(text, inFlight === 0)
+    return { name, running: name === undefined ? client.query(text, values) : client.query({ name, text, values }) }
+  }
   // Kysely also passes cursors (streamed queries); Triad configures none, so only text comes here.
   const guarded = {
     async query(text: string, values: readonly unknown[]) {
@@ -59,14 +73,27 @@ function guardedClient(client: pg.PoolClient, use: DatabaseUse): PostgresPoolCli
       else if (TRANSACTION_END.test(text)) inTransaction = false
       let deadline = use.deadline
       if (deadline !== undefined && commit) deadline = Math.max(deadline, performance.now() + COMMIT_GRACE_MS)
-      const running = client.query(text, [...values])
+      const answer = (running: Promise<pg.QueryResult>) =>
+        deadline === undefined ? running : beforeDeadline(running, deadline, 'the database did not answer in time')
+      let sent = send(text, [...values])
+      inFlight++
       try {
-        return deadline === undefined ? await running : await beforeDeadline(running, deadline, 'the database did not answer in time')
+        try {
+          return await answer(sent.running)
+        } catch (error) {
+          if (sent.name === undefined || !isStalePlan(error)) throw error
+          statements?.forget(sent.name)
+          if (inTransaction) throw error
+          sent = send(text, [...values])
+          return await answer(sent.running)
+        }
       } catch (error) {
         if (!connectionLost(error)) throw error
-        running.catch(() => {})
+        sent.running.catch(() => {})
         lost = commit ? new CommitOutcomeUnknownError({ cause: error }) : (error as Error)
         throw lost
+      } finally {
+        inFlight--
       }
     },
     release() {
@@ -85,14 +112,21 @@ export interface GuardedPool {
   stats(): { total: number; idle: number; waiting: number }
 }
 
-export function createGuardedPool(config: {
+export interface GuardedPoolConfig {
   connectionString: string
   /** The environment variable the string came from, for messages (DATABASE_URL when not given). */
   variable?: string
   max: number
   schema?: string
   requireSynchronousStandby?: boolean
-}): GuardedPool {
+  /**
+   * Named prepared statements per connection at most (core/db/named-statements.ts); 0 sends
+   * every statement unnamed, as a transaction-mode pooler needs (DATABASE_PREPARED_STATEMENTS=off).
+   */
+  preparedPerConnection?: number
+}
+
+export function createGuardedPool(config: GuardedPoolConfig): GuardedPool {
   const options = [...SESSION_SETTINGS, ...(config.schema ? [`-c search_path=${config.schema}`] : [])].join(' ')
   const hosts = selectHosts(parsePostgresUrl(config.connectionString, config.variable), config.requireSynchronousStandby)
   const base = { Client: hosts.Client, options, connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS, keepAlive: true }
@@ -103,6 +137,18 @@ export function createGuardedPool(config: {
   // listens itself (core/db/pg-hosts.ts), so no 'error' goes unheard.
   const ignore = () => {}
   for (const each of [pool, probe]) each.on('error', ignore)
+  const preparedPerConnection = config.preparedPerConnection ?? DEFAULT_MAX_PER_CONNECTION
+  // A pool hands out the same client again and again: its names live as long as it does.
+  const statementsOf = new WeakMap<pg.PoolClient, ConnectionStatements>()
+  const statementsFor = (client: pg.PoolClient): ConnectionStatements | undefined => {
+    if (preparedPerConnection === 0) return undefined
+    let statements = statementsOf.get(client)
+    if (!statements) {
+      statements = connectionStatements(client as unknown as ParsedStatementsOwner, preparedPerConnection)
+      statementsOf.set(client, statements)
+    }
+    return statements
+  }
   /** A connection from `from`; with several hosts, one that fails is retried on the next host. */
   const acquire = async (from: pg.Pool, deadline: number | undefined): Promise<pg.PoolClient> => {
     for (let attempt = 1; ; attempt++) {
@@ -125,7 +171,8 @@ export function createGuardedPool(config: {
         const { deadline } = use
         if (deadline !== undefined && deadline <= performance.now()) throw new DatabaseUnavailableError('no time was left to wait for a database connection')
         try {
-          return guardedClient(await acquire(pool, deadline), use)
+          const client = await acquire(pool, deadline)
+          return guardedClient(client, use, statementsFor(client))
         } catch (error) {
           use.end()
           throw error

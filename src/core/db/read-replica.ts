@@ -77,10 +77,18 @@ export function createStandbyReads(options: {
   standby: { url: string; maxWaitMs: number }
   schema?: string
   poolSize: number
+  /** As the primary's (core/db/pg-pool.ts). */
+  preparedPerConnection?: number
   log?: (event: LogEvent) => void
 }): StandbyReads {
   const { primary } = options
-  const standby = createGuardedPool({ connectionString: options.standby.url, variable: 'DATABASE_READ_URL', max: options.poolSize, schema: options.schema })
+  const standby = createGuardedPool({
+    connectionString: options.standby.url,
+    variable: 'DATABASE_READ_URL',
+    max: options.poolSize,
+    schema: options.schema,
+    preparedPerConnection: options.preparedPerConnection,
+  })
   const health = standbyHealth()
   const observers: RoutedReadObserver[] = []
   const record = (outcome: RoutedReadOutcome) => {

@@ -3,8 +3,10 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { randomBytes } from 'node:crypto'
+import { sql } from 'kysely'
 import { createDb } from '../../../src/core/db/create-db.ts'
-import { testDialect } from '../../helpers/build-app.ts'
+import { testDatabaseUrl, testDialect } from '../../helpers/build-app.ts'
 import { authorize, basic, createApp, merchantFixture, paymentsApp } from './helpers.ts'
 
 const transactionOf = (response: { statusCode: number; body: string; json(): unknown }) => {
@@ -30,6 +32,26 @@ test('GET /transactions/{id} answers at once what this instance wrote: a capture
   const revoke = await fixture.app.inject({ method: 'DELETE', url: `/merchants/${merchant.id}/apps/${owner.id}`, headers: { authorization: basic(second.key) } })
   assert.equal(revoke.statusCode, 204)
   assert.equal((await call('GET', `/transactions/${id}`)).statusCode, 403)
+})
+
+test('on PostgreSQL, GET /transactions/{id} is prepared once on its connection and then only executed', { skip: testDialect !== 'postgres' && 'prepared statements of core/db are PostgreSQL-only' }, async (t) => {
+  // One connection: the reads run on the session whose pg_prepared_statements is read.
+  const schema = `test_${randomBytes(6).toString('hex')}`
+  const database = await createDb(testDatabaseUrl, { schema, poolSize: 1 })
+  t.after(async () => {
+    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(database.db)
+    await database.destroy()
+  })
+  const fixture = await merchantFixture(t, { database })
+  const id = await authorize(fixture, fixture.merchant.id)
+  for (let read = 0; read < 5; read++) assert.equal(transactionOf(await fixture.call('GET', `/transactions/${id}`)).capturedAmount, 0)
+  const { rows } = await sql<{ executions: number }>`
+    select (generic_plans + custom_plans)::int as executions from pg_prepared_statements
+    where statement like 'select "payments_transactions".*, (exists %' and statement like '%left join "payments_trail"%'`.execute(database.db)
+  // Prepared once; named from the statement's second run in this process (an earlier test may
+  // have run it), so at least the last four reads ran it.
+  assert.equal(rows.length, 1)
+  assert.ok((rows[0]?.executions ?? 0) >= 4, JSON.stringify(rows))
 })
 
 test('a capture made by another process on the same SQLite file is seen within PAYMENTS_READ_CACHE_LAG, and at once with 0s', { skip: testDialect !== 'sqlite' && 'the read cache is SQLite-only' }, async (t) => {
