@@ -60,7 +60,7 @@ export function installIdempotency(
     return key
   }
 
-  async function answerStored(request: FastifyRequest, appId: string, key: string, fingerprint: string): Promise<StoredAnswer | undefined> {
+  async function answerStored(appId: string, key: string, fingerprint: string): Promise<StoredAnswer | undefined> {
     const now = deps.clock.now().getTime()
     if (now - lastPrune > PRUNE_EVERY_MS) {
       lastPrune = now
@@ -89,7 +89,7 @@ export function installIdempotency(
     const fingerprint = createHash('sha256')
       .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
       .digest('hex')
-    answerStored(request, appId, key, fingerprint).then((answer) => {
+    answerStored(appId, key, fingerprint).then((answer) => {
       if (answer) {
         reply.send(replay(reply, answer))
         return
